@@ -1,0 +1,60 @@
+"""dbt-duckdb plugin: lets dbt call refill's Python rules as SQL functions.
+
+Registered in `profiles.yml`. It is the bridge that keeps one home per rule:
+the readiness verdict (`flows.readiness`), the landing location
+(`flows.settings`) and the git commit (`flows.code_version`) are Python, and
+dbt macros read them through these functions instead of re-implementing them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+from dbt.adapters.duckdb.plugins import BasePlugin
+from duckdb import DuckDBPyConnection
+
+from flows import readiness, settings
+from flows.code_version import git_commit
+
+
+def refill_landing_root() -> str:
+    return settings.landing_root().as_posix()
+
+
+def refill_window_readiness(dataset: str, start: date, end: date) -> str:
+    verdicts = readiness.window_readiness(settings.landing_root(), dataset, start, end)
+    return json.dumps([v.to_json() for v in verdicts])
+
+
+def refill_landed_days(dataset: str) -> str:
+    days = readiness.landed_days(settings.landing_root(), dataset)
+    return json.dumps([d.isoformat() for d in days])
+
+
+def refill_git_commit() -> str:
+    return git_commit()
+
+
+_FUNCTIONS = {
+    "refill_landing_root": (refill_landing_root, [], "VARCHAR"),
+    "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
+    "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
+    "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
+}
+
+
+def register_functions(conn: DuckDBPyConnection) -> None:
+    """Register refill's functions on a DuckDB connection (dbt's, or a flow's own)."""
+    for name, (function, parameters, return_type) in _FUNCTIONS.items():
+        try:
+            conn.remove_function(name)
+        except Exception:  # not registered yet on this connection
+            pass
+        # side_effects: the landing changes between calls; DuckDB must not cache a verdict.
+        conn.create_function(name, function, parameters, return_type, side_effects=True)
+
+
+class Plugin(BasePlugin):
+    def configure_connection(self, conn: DuckDBPyConnection) -> None:
+        register_functions(conn)

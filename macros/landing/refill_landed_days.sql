@@ -1,0 +1,15 @@
+{% macro refill_landed_days(dataset) %}
+    {#-- Every day with a dt= folder for `dataset`, ready or not, as ISO strings, oldest first. --#}
+    {{ return(adapter.dispatch('refill_landed_days', 'refill')(dataset)) }}
+{% endmacro %}
+
+{% macro default__refill_landed_days(dataset) %}
+    {{ exceptions.raise_compiler_error(
+        "refill: listing landed days is not implemented for adapter " ~ adapter.type()
+        ~ "; add a " ~ adapter.type() ~ "__refill_landed_days macro") }}
+{% endmacro %}
+
+{% macro duckdb__refill_landed_days(dataset) %}
+    {%- set result = run_query("select refill_landed_days('" ~ dataset ~ "')") -%}
+    {{ return(fromjson(result.columns[0].values()[0])) }}
+{% endmacro %}

@@ -1,0 +1,43 @@
+{% macro refill_record_partitions(manifests_model='stg_payments__manifests') %}
+    {#--
+        Post-hook, last: replace the ledger rows of the window's partitions of this
+        model, inside the model's transaction, after the audits passed. The ledger can
+        then never claim a partition the data does not hold, nor miss one it does.
+        Source fingerprint and record counts come from the landing manifests.
+    --#}
+    {%- set window = refill_window() -%}
+    {%- set partition_column = config.require('partition_column') -%}
+    delete from ops.partition_ledger
+    where model_name = '{{ this.identifier }}'
+        and {{ refill_window_predicate('partition_date') }};
+
+    insert into ops.partition_ledger
+    with written as (
+        select
+            {{ partition_column }} as partition_date,
+            count(*) as rows_written
+        from {{ this }}
+        where {{ refill_window_predicate(partition_column) }}
+        group by 1
+    )
+
+    select
+        '{{ this.identifier }}' as model_name,
+        manifests.landed_date as partition_date,
+        'published' as status,
+        '{{ refill_run_id() }}' as run_id,
+        '{{ refill_git_commit() }}' as git_commit,
+        '{{ refill_code_version() }}' as code_version,
+        manifests.source_fingerprint,
+        coalesce(written.rows_written, 0) as rows_written,
+        manifests.manifest_records as source_records,
+        {{ 'true' if var('refill_is_backfill') else 'false' }} as is_backfill,
+        date '{{ window.start_date }}' as window_start,
+        date '{{ window.end_date }}' as window_end,
+        {#-- dbt's run start, not the database clock: when it was published, not which day. --#}
+        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as published_at
+    from {{ ref(manifests_model) }} as manifests
+    left join written
+        on manifests.landed_date = written.partition_date
+    where {{ refill_window_predicate('manifests.landed_date') }}
+{% endmacro %}
