@@ -5,6 +5,9 @@
     {%- set query = refill_reconciliation_sql(
         this, config.require('partition_column'), ref(source_model), source_partition_column,
         measures, source_measures, source_where) -%}
+    {%- if var('refill_inject_fault', none) == 'in_audit' -%}
+        {%- do run_query(refill_fault_point('in_audit')) -%}
+    {%- endif -%}
     {%- set mismatches = run_query(query ~ ' limit 10') -%}
     {%- if mismatches.rows | length > 0 -%}
         {%- set details = [] -%}

@@ -7,6 +7,8 @@
     --#}
     {%- set window = refill_window() -%}
     {%- set partition_column = config.require('partition_column') -%}
+    {{ refill_fault_point('before_ledger') }}
+
     delete from ops.partition_ledger
     where model_name = '{{ this.identifier }}'
         and {{ refill_window_predicate('partition_date') }};

@@ -17,6 +17,8 @@
     delete from {{ arg_dict['target_relation'] }}
     where {{ refill_window_predicate(partition_column) }};
 
+    {{ refill_fault_point('after_delete') }}
+
     insert into {{ arg_dict['target_relation'] }} ({{ columns }})
     select {{ columns }}
     from {{ arg_dict['temp_relation'] }};

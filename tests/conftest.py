@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+# Prefect's telemetry has no network to reach here and no business in tests.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+from flows.dbt import DbtProject  # noqa: E402
+
+
+@dataclass
+class Workspace:
+    """A test's own landing folder and warehouse file."""
+
+    landing: Path
+    warehouse: Path
+
+
+@pytest.fixture(scope="session")
+def dbt_project() -> DbtProject:
+    """One parsed manifest for the whole session, as a flow run has."""
+    return DbtProject()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    landing = tmp_path / "landing"
+    warehouse = tmp_path / "warehouse" / "refill.duckdb"
+    landing.mkdir()
+    monkeypatch.setenv("REFILL_LANDING", str(landing))
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(warehouse))
+    return Workspace(landing, warehouse)

@@ -1,0 +1,124 @@
+"""Test helpers: an independent oracle over landing files, and warehouse snapshots."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import duckdb
+
+from flows.readiness import day_folder
+from flows.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
+
+STATUSES = {"captured", "refunded", "failed"}
+
+# Consumer-facing relations and the ledger; lineage columns that differ by run are dropped
+# when comparing builds (what a reader sees must be the same, not who wrote it).
+COMPARED = {
+    "main.fct_payments": "* exclude (_run_id)",
+    "main.payments_quarantine": "* exclude (_run_id)",
+    "ops.partition_ledger": "model_name, partition_date, status, code_version, "
+    "source_fingerprint, rows_written, source_records",
+}
+
+
+@dataclass
+class DayTruth:
+    published: int = 0
+    amount: Decimal = Decimal("0")
+    duplicates: int = 0
+    quarantined: int = 0
+
+    @property
+    def lines(self) -> int:
+        return self.published + self.duplicates + self.quarantined
+
+
+def expected_day(landing: Path, day: date) -> DayTruth:
+    """What a day should publish, computed from its files without refill's code."""
+    truth = DayTruth()
+    versions: dict[str, list[tuple]] = defaultdict(list)
+    for part in sorted(day_folder(landing, DATASET, day).glob("part-*.jsonl")):
+        for line in part.read_text().splitlines():
+            record = _valid_record(line, day)
+            if record is None:
+                truth.quarantined += 1
+            else:
+                versions[record[0]].append(record)
+    for copies in versions.values():
+        if len(set(copies)) > 1:
+            truth.quarantined += len(copies)
+        else:
+            truth.published += 1
+            truth.duplicates += len(copies) - 1
+            truth.amount += copies[0][2]
+    return truth
+
+
+def _valid_record(line: str, day: date) -> tuple | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    try:
+        tx, ts, amount = record["transaction_id"], record["event_ts"], record["amount"]
+        currency, market, status = record["currency"], record["market"], record["status"]
+    except KeyError:
+        return None
+    if not isinstance(tx, str) or not tx or not isinstance(ts, str):
+        return None
+    if isinstance(amount, bool) or not isinstance(amount, int | float):
+        return None
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.date() != day or currency not in CURRENCIES:
+        return None
+    if market not in MARKET_CURRENCY or status not in STATUSES:
+        return None
+    cents = Decimal(str(amount)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return (tx, ts, cents, currency, market, status)
+
+
+def query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        return connection.execute(sql, params or []).fetchall()
+
+
+def relation_exists(warehouse: Path, schema: str, name: str) -> bool:
+    if not warehouse.exists():
+        return False
+    rows = query(
+        warehouse,
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+        [schema, name],
+    )
+    return rows[0][0] > 0
+
+
+def snapshot(warehouse: Path, full: bool = False) -> dict[str, list[tuple]]:
+    """Every compared relation's rows, sorted. `full` keeps the lineage columns too."""
+    result = {}
+    for relation, columns in COMPARED.items():
+        schema, name = relation.split(".")
+        if not relation_exists(warehouse, schema, name):
+            result[relation] = None
+            continue
+        selected = "*" if full else columns
+        result[relation] = query(warehouse, f"select {selected} from {relation} order by all")
+    return result
+
+
+def published_by_day(warehouse: Path) -> dict[date, tuple[int, Decimal]]:
+    rows = query(
+        warehouse,
+        "select event_date, count(*), sum(amount) from main.fct_payments group by 1 order by 1",
+    )
+    return {day: (count, total) for day, count, total in rows}

@@ -1,0 +1,328 @@
+"""The dbt pipeline on real DuckDB warehouses built from generated landing data."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+
+import pytest
+
+from flows.dbt import window_vars
+from flows.readiness import day_folder
+from flows.sample_data import DATASET, DaySpec, write_day, write_days
+from tests.helpers import (
+    expected_day,
+    published_by_day,
+    query,
+    relation_exists,
+    snapshot,
+)
+
+JAN = date(2026, 1, 1)
+
+
+def day(n: int) -> date:
+    return JAN + timedelta(days=n - 1)
+
+
+def build(dbt_project, first: int, last: int, **extra):
+    return dbt_project.build({**window_vars(day(first), day(last)), **extra})
+
+
+def assert_matches_landing(workspace, days):
+    """Each day's published count and sum equal the source's; no id published twice."""
+    published = published_by_day(workspace.warehouse)
+    for n in days:
+        truth = expected_day(workspace.landing, day(n))
+        assert published.get(day(n), (0, 0)) == (truth.published, truth.amount or 0), day(n)
+    duplicated = query(
+        workspace.warehouse,
+        "select transaction_id from main.fct_payments group by 1 having count(*) > 1",
+    )
+    assert duplicated == []
+
+
+def test_rebuilding_any_window_in_any_order_gives_the_same_warehouse(
+    dbt_project, workspace, tmp_path, monkeypatch
+):
+    # GIVEN nine landed days with replays, malformed lines and conflicts
+    write_days(workspace.landing, JAN, 9, DaySpec(payments=150, malformed_rate=0.05))
+
+    # WHEN a week is built, rebuilt, a day rebuilt, and an overlapping window built
+    assert build(dbt_project, 1, 7).success
+    first_week = snapshot(workspace.warehouse)
+    assert_matches_landing(workspace, range(1, 8))
+
+    assert build(dbt_project, 1, 7).success
+    assert snapshot(workspace.warehouse) == first_week
+
+    assert build(dbt_project, 4, 4).success
+    assert snapshot(workspace.warehouse) == first_week
+
+    assert build(dbt_project, 5, 9).success
+    assert_matches_landing(workspace, range(1, 10))
+    forward = snapshot(workspace.warehouse)
+
+    # AND a fresh warehouse is built one day at a time, newest first
+    # (same file name: dbt names the DuckDB catalog after it, in the parsed manifest)
+    reverse = tmp_path / "reverse" / "refill.duckdb"
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(reverse))
+    for n in range(9, 0, -1):
+        assert build(dbt_project, n, n).success
+
+    # THEN both warehouses answer every query the same
+    assert snapshot(reverse) == forward
+
+
+@pytest.mark.parametrize("point", ["after_delete", "in_audit", "before_ledger"])
+def test_a_run_that_fails_after_the_delete_leaves_everything_as_it_was(
+    dbt_project, workspace, point
+):
+    # GIVEN a published window, and a re-export that would change it
+    write_days(workspace.landing, JAN, 3)
+    assert build(dbt_project, 1, 3).success
+    before = snapshot(workspace.warehouse, full=True)
+    write_day(workspace.landing, day(2), DaySpec(amount_factor=2, export_version=2))
+
+    # WHEN the rebuild fails at a point after the window's rows were deleted
+    outcome = build(dbt_project, 1, 3, refill_inject_fault=point)
+
+    # THEN it says where, and every table and the ledger are exactly as before
+    assert not outcome.success
+    assert f"fault injected at {point}" in outcome.message
+    assert snapshot(workspace.warehouse, full=True) == before
+
+
+def test_an_audit_failure_names_the_day_and_rolls_back(dbt_project, workspace):
+    # GIVEN a published window, then day 2 re-exported with a payment that reuses day 1's id
+    write_days(workspace.landing, JAN, 2)
+    assert build(dbt_project, 1, 2).success
+    before = snapshot(workspace.warehouse, full=True)
+    reused_id = query(workspace.warehouse, "select min(transaction_id) from main.fct_payments")[0][0]
+    folder = day_folder(workspace.landing, DATASET, day(2))
+    part = folder / "part-0000.jsonl"
+    line = {
+        "transaction_id": reused_id,
+        "event_ts": "2026-01-02T12:00:00Z",
+        "amount": 5,
+        "currency": "USD",
+        "market": "US",
+        "status": "captured",
+    }
+    part.write_text(part.read_text() + json.dumps(line) + "\n")
+    manifest = json.loads((folder / "_SUCCESS").read_text())
+    manifest["records"] += 1
+    (folder / "_SUCCESS").write_text(json.dumps(manifest))
+
+    # WHEN the window is rebuilt
+    outcome = build(dbt_project, 1, 2)
+
+    # THEN the uniqueness audit stops it, naming the id and the day, and nothing changed
+    assert not outcome.success
+    assert "not unique in the window" in outcome.message
+    assert reused_id in outcome.message and "2026-01-01" in outcome.message
+    assert snapshot(workspace.warehouse, full=True) == before
+
+
+@pytest.mark.parametrize(
+    "reexport",
+    [
+        DaySpec(keep_fraction=0.6, export_version=2),
+        DaySpec(amount_factor=1.5, export_version=2),
+        DaySpec(payments=0, export_version=2),
+    ],
+    ids=["fewer-lines", "changed-amounts", "now-empty"],
+)
+def test_a_reexported_day_rebuilt_matches_the_new_export(dbt_project, workspace, reexport):
+    # GIVEN three published days
+    write_days(workspace.landing, JAN, 3)
+    assert build(dbt_project, 1, 3).success
+    others_before = query(
+        workspace.warehouse,
+        "select * from main.fct_payments where event_date <> ? order by all",
+        [day(2)],
+    )
+    (old_fingerprint,) = query(
+        workspace.warehouse,
+        "select source_fingerprint from ops.partition_ledger "
+        "where model_name = 'fct_payments' and partition_date = ?",
+        [day(2)],
+    )[0]
+
+    # WHEN day 2 is re-exported and rebuilt alone
+    write_day(workspace.landing, day(2), reexport)
+    assert build(dbt_project, 2, 2).success
+
+    # THEN day 2 matches the new export, the other days are untouched, the ledger moved on
+    assert_matches_landing(workspace, [1, 2, 3])
+    assert (
+        query(
+            workspace.warehouse,
+            "select * from main.fct_payments where event_date <> ? order by all",
+            [day(2)],
+        )
+        == others_before
+    )
+    ledger = query(
+        workspace.warehouse,
+        "select source_fingerprint, rows_written, source_records from ops.partition_ledger "
+        "where model_name = 'fct_payments' and partition_date = ?",
+        [day(2)],
+    )
+    truth = expected_day(workspace.landing, day(2))
+    assert ledger[0][0] != old_fingerprint
+    assert ledger[0][1:] == (truth.published, truth.lines)
+
+
+@pytest.mark.parametrize(
+    "spec, reason",
+    [
+        (DaySpec(write_manifest=False), "no _SUCCESS manifest"),
+        (DaySpec(manifest_overrides={"records": 3}), "_SUCCESS lists 3 records"),
+        (DaySpec(manifest_overrides={"files": 5}), "_SUCCESS lists 5 files, found 2"),
+    ],
+    ids=["missing", "records-disagree", "files-disagree"],
+)
+def test_an_unready_day_stops_the_build_before_anything_is_written(
+    dbt_project, workspace, spec, reason
+):
+    # GIVEN days 1-2 published, day 3 clean, day 4 not ready, and a day 5 with no folder
+    write_days(workspace.landing, JAN, 3)
+    write_day(workspace.landing, day(4), spec)
+    assert build(dbt_project, 1, 2).success
+    before = snapshot(workspace.warehouse, full=True)
+
+    # WHEN a window over the unready days is built
+    outcome = build(dbt_project, 2, 5)
+
+    # THEN it fails naming every unready day and why, and nothing was written
+    assert not outcome.success
+    assert f"2026-01-04 ({reason}" in outcome.message
+    assert "2026-01-05 (no landing folder)" in outcome.message
+    assert "2026-01-03" not in outcome.message
+    assert snapshot(workspace.warehouse, full=True) == before
+
+
+def test_an_unready_day_on_a_fresh_warehouse_creates_no_table(dbt_project, workspace):
+    write_day(workspace.landing, day(1), DaySpec(write_manifest=False))
+
+    outcome = build(dbt_project, 1, 1)
+
+    assert not outcome.success and "2026-01-01 (no _SUCCESS manifest)" in outcome.message
+    assert not relation_exists(workspace.warehouse, "main", "fct_payments")
+
+
+def test_every_landed_line_is_published_duplicate_or_quarantined(dbt_project, workspace):
+    # GIVEN days with many replays, malformed lines and conflicts
+    noisy = DaySpec(payments=300, replay_rate=0.1, malformed_rate=0.1, conflict_rate=0.05)
+    write_days(workspace.landing, JAN, 3, noisy)
+
+    # WHEN they are built
+    assert build(dbt_project, 1, 3).success
+
+    # THEN every line is accounted for, per day, as the independent oracle counts it
+    for n in (1, 2, 3):
+        truth = expected_day(workspace.landing, day(n))
+        (quarantined,) = query(
+            workspace.warehouse,
+            "select count(*) from main.payments_quarantine where landed_date = ?",
+            [day(n)],
+        )[0]
+        (records,) = query(
+            workspace.warehouse,
+            "select source_records from ops.partition_ledger "
+            "where model_name = 'fct_payments' and partition_date = ?",
+            [day(n)],
+        )[0]
+        assert quarantined == truth.quarantined
+        assert records == truth.lines
+    reasons = {row[0] for row in query(
+        workspace.warehouse, "select distinct quarantine_reason from main.payments_quarantine"
+    )}
+    assert "not valid JSON" in reasons
+    assert any(r.startswith("conflicting versions of transaction") for r in reasons)
+    assert any(r.startswith("unknown currency") for r in reasons)
+    located = query(
+        workspace.warehouse,
+        "select count(*) from main.payments_quarantine "
+        "where file_name like 'payments/dt=%/part-%.jsonl' and line_number >= 1",
+    )[0][0]
+    assert located == sum(expected_day(workspace.landing, day(n)).quarantined for n in (1, 2, 3))
+
+
+def test_a_first_build_reads_and_writes_only_its_window(dbt_project, workspace):
+    write_days(workspace.landing, JAN, 7)
+
+    assert build(dbt_project, 5, 5).success
+
+    assert query(workspace.warehouse, "select distinct event_date from main.fct_payments") == [
+        (day(5),)
+    ]
+    assert query(
+        workspace.warehouse, "select distinct landed_date from staging.stg_payments__lines"
+    ) == [(day(5),)]
+
+
+def test_without_a_window_an_existing_warehouse_refuses_and_full_refresh_rebuilds_all(
+    dbt_project, workspace
+):
+    # GIVEN a warehouse built for two of four landed days
+    write_days(workspace.landing, JAN, 4)
+    assert build(dbt_project, 2, 3).success
+    before = snapshot(workspace.warehouse, full=True)
+
+    # WHEN dbt runs with no window
+    refused = dbt_project.build({})
+
+    # THEN it stops with a clear error and writes nothing
+    assert not refused.success
+    assert "no window given" in refused.message and "--full-refresh" in refused.message
+    assert snapshot(workspace.warehouse, full=True) == before
+
+    # AND --full-refresh rebuilds every landed day
+    assert dbt_project.build({}, full_refresh=True).success
+    assert sorted(published_by_day(workspace.warehouse)) == [day(n) for n in (1, 2, 3, 4)]
+    assert_matches_landing(workspace, [1, 2, 3, 4])
+
+
+@pytest.mark.parametrize(
+    "variables, message",
+    [
+        ({"start_date": "2026-13-01", "end_date": "2026-01-02"}, "start_date=2026-13-01 is not"),
+        ({"start_date": "yesterday", "end_date": "2026-01-02"}, "is not an ISO date"),
+        ({"start_date": "2026-01-03", "end_date": "2026-01-01"}, "end_date 2026-01-01 is before"),
+        ({"start_date": "2026-01-01"}, "start_date and end_date go together"),
+        ({"start_date": "2024-01-01", "end_date": "2026-01-02"}, "over max_window_days=366"),
+    ],
+    ids=["unparsable", "not-a-date", "reversed", "half", "too-wide"],
+)
+def test_a_bad_window_stops_with_a_one_line_error(dbt_project, workspace, variables, message):
+    write_days(workspace.landing, JAN, 2)
+    assert build(dbt_project, 1, 2).success
+    before = snapshot(workspace.warehouse, full=True)
+
+    outcome = dbt_project.build(variables)
+
+    assert not outcome.success
+    assert message in outcome.message
+    assert "\n" not in outcome.message
+    assert snapshot(workspace.warehouse, full=True) == before
+
+
+def test_no_compiled_model_or_macro_asks_the_clock(dbt_project, workspace):
+    # GIVEN a built day (staging reads its file list from the built manifests table)
+    write_days(workspace.landing, JAN, 1)
+    assert build(dbt_project, 1, 1).success
+
+    # WHEN every model and test is compiled for that window
+    result = dbt_project.invoke(["compile", "--vars", json.dumps(window_vars(day(1), day(1)))])
+
+    # THEN no compiled SQL and no macro refers to the clock
+    assert result.success
+    clock = re.compile(r"current_date|current_timestamp|now\(\)|today\(\)|get_current_time", re.I)
+    compiled = [r.node.compiled_code or "" for r in result.result.results]
+    assert len(compiled) > 10
+    assert [code for code in compiled if clock.search(code)] == []
+    macro_files = (dbt_project.project_dir / "macros").rglob("*.sql")
+    assert [p.name for p in macro_files if clock.search(p.read_text())] == []
