@@ -8,6 +8,7 @@ dbt macros read them through these functions instead of re-implementing them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import date
 
@@ -47,10 +48,8 @@ _FUNCTIONS = {
 def register_functions(conn: DuckDBPyConnection) -> None:
     """Register refill's functions on a DuckDB connection (dbt's, or a flow's own)."""
     for name, (function, parameters, return_type) in _FUNCTIONS.items():
-        try:
+        with contextlib.suppress(Exception):  # not registered yet on this connection
             conn.remove_function(name)
-        except Exception:  # not registered yet on this connection
-            pass
         # side_effects: the landing changes between calls; DuckDB must not cache a verdict.
         conn.create_function(name, function, parameters, return_type, side_effects=True)
 

@@ -90,7 +90,9 @@ def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
     contents = [p.read_bytes() for p in parts]
     lines = sum(count_lines(c) for c in contents)
     if lines != manifest_records:
-        return _with_reason(partial, f"_SUCCESS lists {manifest_records} records, files hold {lines}")
+        return _with_reason(
+            partial, f"_SUCCESS lists {manifest_records} records, files hold {lines}"
+        )
 
     return DayReadiness(
         day,
@@ -123,7 +125,7 @@ def window_readiness(
 
 
 def landed_days(landing_root: Path, dataset: str) -> list[date]:
-    """Every day that has a `dt=` folder, ready or not (a full refresh must see the unready ones)."""
+    """Every day with a `dt=` folder, ready or not: a full refresh must see the unready ones."""
     root = landing_root / dataset
     if not root.is_dir():
         return []

@@ -99,7 +99,9 @@ def test_an_audit_failure_names_the_day_and_rolls_back(dbt_project, workspace):
     write_days(workspace.landing, JAN, 2)
     assert build(dbt_project, 1, 2).success
     before = snapshot(workspace.warehouse, full=True)
-    reused_id = query(workspace.warehouse, "select min(transaction_id) from main.fct_payments")[0][0]
+    (reused_id,) = query(workspace.warehouse, "select min(transaction_id) from main.fct_payments")[
+        0
+    ]
     folder = day_folder(workspace.landing, DATASET, day(2))
     part = folder / "part-0000.jsonl"
     line = {
@@ -237,9 +239,12 @@ def test_every_landed_line_is_published_duplicate_or_quarantined(dbt_project, wo
         )[0]
         assert quarantined == truth.quarantined
         assert records == truth.lines
-    reasons = {row[0] for row in query(
-        workspace.warehouse, "select distinct quarantine_reason from main.payments_quarantine"
-    )}
+    reasons = {
+        row[0]
+        for row in query(
+            workspace.warehouse, "select distinct quarantine_reason from main.payments_quarantine"
+        )
+    }
     assert "not valid JSON" in reasons
     assert any(r.startswith("conflicting versions of transaction") for r in reasons)
     assert any(r.startswith("unknown currency") for r in reasons)

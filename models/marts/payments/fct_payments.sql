@@ -32,7 +32,8 @@ fx_rates as (
 published_lines as (
     select *
     from lines
-    where line_status = 'published'
+    where
+        line_status = 'published'
         and {{ refill_window_predicate('landed_date') }}
 ),
 
@@ -43,8 +44,9 @@ converted as (
         round(published_lines.amount * fx_rates.usd_per_unit, 2) as amount_usd
     from published_lines
     left join fx_rates
-        on published_lines.landed_date = fx_rates.rate_date
-        and published_lines.currency = fx_rates.currency
+        on
+            published_lines.landed_date = fx_rates.rate_date
+            and published_lines.currency = fx_rates.currency
 ),
 
 final as (

@@ -28,7 +28,8 @@ with lines as (
 quarantined_lines as (
     select *
     from lines
-    where line_status = 'quarantined'
+    where
+        line_status = 'quarantined'
         and {{ refill_window_predicate('landed_date') }}
 ),
 

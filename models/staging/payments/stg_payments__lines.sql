@@ -47,6 +47,11 @@ typed as (
         -- timestamps (UTC)
         line_json ->> '$.event_ts' as event_ts_text,
         timezone('UTC', try_cast(line_json ->> '$.event_ts' as timestamptz)) as event_ts,
+        coalesce(
+            json_type(line_json, '$.event_ts') = 'VARCHAR'
+            and regexp_matches(line_json ->> '$.event_ts', '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}'),
+            false
+        ) as is_iso_timestamp,
 
         -- amounts (major units)
         try_cast(line_json ->> '$.amount' as decimal(18, 2)) as amount,
@@ -68,10 +73,7 @@ validated as (
             when transaction_id_kind <> 'VARCHAR' or transaction_id = ''
                 then 'transaction_id is not a non-empty string'
             when coalesce(event_ts_kind, 'NULL') = 'NULL' then 'event_ts missing'
-            when event_ts_kind <> 'VARCHAR'
-                or event_ts is null
-                or not regexp_matches(event_ts_text, '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}')
-                then 'event_ts is not an ISO-8601 timestamp'
+            when not is_iso_timestamp or event_ts is null then 'event_ts is not an ISO-8601 timestamp'
             when event_ts::date <> landed_date
                 then 'event_ts ' || event_ts_text || ' is not on the partition day'
             when coalesce(amount_kind, 'NULL') = 'NULL' then 'amount missing'
@@ -101,12 +103,10 @@ versions as (
 compared as (
     select
         versions.*,
-        case when malformed_reason is null then
-            min(content_hash) over same_transaction <> max(content_hash) over same_transaction
-        end as is_conflicting,
-        case when malformed_reason is null then
-            row_number() over (same_transaction order by file_name, line_number)
-        end as copy_number
+        -- malformed lines sit in partitions of their own: they never make a valid line conflict
+        min(content_hash) over same_transaction <> max(content_hash) over same_transaction
+            as is_conflicting,
+        row_number() over (same_transaction order by file_name, line_number) as copy_number
     from versions
     window same_transaction as (
         partition by landed_date, transaction_id, malformed_reason is null

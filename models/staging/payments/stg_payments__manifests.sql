@@ -31,14 +31,7 @@ with manifests as (
             [{% for part in verdict.part_files %}'{{ part }}'{{ "," if not loop.last }}{% endfor %}]::varchar[]
         ){{ "," if not loop.last }}
         {%- endfor %}
-    ) as manifest_values (
-        landed_date,
-        manifest_files,
-        manifest_records,
-        exported_at,
-        source_fingerprint,
-        part_files
-    )
+    ) as manifest_values (landed_date, manifest_files, manifest_records, exported_at, source_fingerprint, part_files)
     {%- endif %}
 ),
 

@@ -1,0 +1,30 @@
+# refill: the two commands a fresh machine needs are `make demo` and `make test`.
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTHON ?= python3
+
+.PHONY: setup demo test lint unit bench bench-quick board clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+## The main job on the embedded default (DuckDB, a temporary local Prefect server).
+demo: setup
+	$(BIN)/refill demo
+
+## Lint, then every test (dbt unit and data tests run inside the pytest suite).
+test: setup lint
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check flows tests
+	$(BIN)/ruff format --check flows tests
+	$(BIN)/sqlfluff lint models
+
+clean:
+	rm -rf target logs data warehouse
