@@ -6,6 +6,7 @@ about 0.15 s. A year of daily chunks must pay the second, not the first.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from flows import settings
+from flows.errors import RefillError
 
 
 class DbtError(RuntimeError):
@@ -65,6 +67,7 @@ class DbtProject:
         self.project_dir = project_dir
         self.quiet = quiet
         self._manifest = None
+        self._code_versions: dict[str, str] | None = None
 
     def _common_args(self) -> list[str]:
         args = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
@@ -133,18 +136,70 @@ class DbtProject:
         if not result.success:
             raise DbtError(f"dbt run-operation {macro} failed: {outcome_of(result).message}")
 
-    def code_versions(self, models: list[str]) -> dict[str, str]:
-        """The current code version of each model, as dbt computes it (refill_code_version)."""
-        manifest = self.manifest
-        versions = {}
-        for node in manifest.nodes.values():
-            if node.resource_type == "model" and _relation_name(node) in models:
-                expression = f"{{{{ refill_code_version('{node.unique_id}') }}}}"
-                result = self.invoke(["compile", "--inline", expression])
-                if not result.success:
-                    raise DbtError(f"dbt could not compute the code version of {node.name}")
-                versions[_relation_name(node)] = result.result.results[0].node.compiled_code.strip()
-        return versions
+    @property
+    def adapter_type(self) -> str:
+        return self.manifest.metadata.adapter_type or "duckdb"
+
+    def partitioned_models(self) -> dict[str, object]:
+        """Models written partition by partition (config partition_column), by relation name."""
+        return {
+            _relation_name(node): node
+            for node in self.manifest.nodes.values()
+            if node.resource_type == "model" and node.config.get("partition_column")
+        }
+
+    def resolve_selection(self, select: str | None) -> Selection:
+        """What a backfill of `select` rebuilds: the models, everything downstream of them
+        (no mart is left behind its facts), and the staging they read in the same window."""
+        partitioned = self.partitioned_models()
+        if not select:
+            return Selection(None, sorted(partitioned))
+        result = self.invoke(
+            ["ls", "--select", f"{select}+", "--resource-type", "model", "--output", "json"]
+        )
+        if not result.success:
+            raise RefillError(f"--select {select!r} is not a valid dbt selection")
+        chosen = [self.manifest.nodes[json.loads(line)["unique_id"]] for line in result.result]
+        if not chosen:
+            raise RefillError(f"--select {select!r} matches no model")
+        paths = {f"path:{node.original_file_path}" for node in chosen}
+        for node in chosen:
+            for parent_id in node.depends_on.nodes:
+                parent = self.manifest.nodes.get(parent_id)
+                if parent is not None and "staging" in parent.fqn:
+                    paths.add(f"+path:{parent.original_file_path}")
+        models = sorted(_relation_name(n) for n in chosen if _relation_name(n) in partitioned)
+        return Selection(" ".join(sorted(paths)), models)
+
+    def code_versions(self) -> dict[str, str]:
+        """The current code version of every partitioned model, as dbt computes it
+        (refill_code_version): one compile of an inline expression, not one per model."""
+        if self._code_versions is None:
+            nodes = self.partitioned_models()
+            expression = "|".join(
+                f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
+                for name, node in sorted(nodes.items())
+            )
+            result = self.invoke(["compile", "--inline", expression])
+            if not result.success:
+                raise DbtError(f"dbt could not compute code versions: {outcome_of(result).message}")
+            compiled = result.result.results[0].node.compiled_code.strip()
+            self._code_versions = dict(pair.split("=", 1) for pair in compiled.split("|"))
+        return self._code_versions
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A dbt --select string (None: the whole project) and the partitioned models it writes."""
+
+    select: str | None
+    models: list[str]
+
+
+@functools.lru_cache(maxsize=1)
+def shared_project() -> DbtProject:
+    """The process's DbtProject: parsed once, reused by every flow run and chunk."""
+    return DbtProject()
 
 
 def release_warehouse() -> None:

@@ -1,0 +1,333 @@
+"""Backfills: an explicit range, cut into chunks, built newest- or oldest-first, resuming
+only what is missing, failed or stale, and asking before restating published numbers."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import date
+
+from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
+
+from flows import locking, notify, ops, partition_status, planning, readiness, settings
+from flows.dbt import shared_project
+from flows.errors import RefillError
+from flows.planning import Chunk, DayState
+from flows.sample_data import DATASET
+from flows.tasks import (
+    ChunkFailed,
+    ChunkResult,
+    RunContext,
+    build_window,
+    combined_code_version,
+    fault_from_environment,
+    prepare_warehouse,
+    refusals_fail_the_run,
+    send_notification,
+    with_warehouse,
+)
+
+DEFAULT_CHUNK_DAYS = 31
+DEPLOYMENT_RETRY_DELAYS = [300, 600]
+
+
+@dataclass
+class BackfillPlan:
+    window: planning.DateRange
+    models: list[str]
+    states: dict[date, DayState]
+    chunks: list[Chunk]
+    not_ready: list[date]
+    deferred: list[date]  # not ready now, retried after the ready chunks (--on-missing wait)
+    restated: dict[date, tuple[int, float]]  # published days the plan overwrites: rows, usd
+    skipped: list[date]  # published with the current code and source
+
+    def describe(self) -> list[str]:
+        days = sum(len(chunk.days) for chunk in self.chunks)
+        lines = [
+            f"backfill {self.window} over {', '.join(self.models)}: "
+            f"{days} day(s) to build in {len(self.chunks)} chunk(s), "
+            f"{len(self.skipped)} already published, {len(self.not_ready)} not ready"
+        ]
+        lines += [f"  chunk {n}: {chunk}" for n, chunk in enumerate(self.chunks, 1)]
+        if self.restated:
+            lines.append(f"  restates {len(self.restated)} published day(s):")
+            lines += [
+                f"    {day}  {rows} payments  {usd:,.2f} USD now published"
+                for day, (rows, usd) in sorted(self.restated.items())
+            ]
+        if self.not_ready:
+            lines.append("  not ready: " + ", ".join(str(day) for day in self.not_ready))
+        return lines
+
+
+@dataclass
+class BackfillReport:
+    plan: BackfillPlan
+    published: list[date] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # chunk -> message
+    failed_days: list[date] = field(default_factory=list)
+    not_ready: list[date] = field(default_factory=list)  # stopped the run, or never landed
+    skipped_not_ready: list[date] = field(default_factory=list)  # --on-missing skip
+    rows: int = 0
+    seconds: float = 0.0
+    chunk_seconds: list[float] = field(default_factory=list)
+    order_built: list[Chunk] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return not self.failed and not self.not_ready
+
+    def summary(self) -> str:
+        return (
+            f"published {len(self.published)} day(s), skipped {len(self.plan.skipped)}, "
+            f"failed {len(self.failed_days)}, "
+            f"not ready {len(self.not_ready) + len(self.skipped_not_ready)}; "
+            f"{self.rows} rows in {self.seconds:.1f}s"
+        )
+
+
+def make_plan(
+    window: planning.DateRange,
+    models: list[str],
+    statuses: list[partition_status.DayStatus],
+    *,
+    chunk_days: int,
+    order: str,
+    restate: bool,
+    on_missing: str,
+    only_days: list[date] | None,
+    published_totals: dict[date, tuple[int, float]],
+) -> BackfillPlan:
+    states = {status.day: status.state for status in statuses}
+    if only_days is not None:
+        wanted = {day for day in only_days if day in states}
+        states = {day: state for day, state in states.items() if day in wanted}
+        restate = True
+    to_build = planning.days_to_build(states, restate)
+    not_ready = sorted(day for day, state in states.items() if state == DayState.NOT_READY)
+    deferred: list[date] = []
+    if on_missing == "fail":
+        # An unready day stays in the plan: the run stops before its chunk.
+        to_build = sorted(set(to_build) | set(not_ready))
+    elif on_missing == "wait":
+        deferred = not_ready
+    chunks = planning.plan_chunks(to_build, chunk_days, order)
+    # Restating = changing numbers readers have seen: stale days, and current ones rebuilt
+    # on purpose. A missing or failed day rebuilds to the numbers already published, if any.
+    restated = {
+        day: published_totals.get(day, (0, 0.0))
+        for day in to_build
+        if states.get(day) in (DayState.STALE, DayState.PUBLISHED)
+    }
+    skipped = sorted(
+        day for day, state in states.items() if state == DayState.PUBLISHED and not restate
+    )
+    return BackfillPlan(window, models, states, chunks, not_ready, deferred, restated, skipped)
+
+
+def _progress(logger, report: BackfillReport, done: int, total: int, result: ChunkResult) -> None:
+    width = 20
+    filled = round(width * done / total) if total else width
+    average = sum(report.chunk_seconds) / len(report.chunk_seconds)
+    eta = average * (total - done)
+    logger.info(
+        "[%s%s] %d/%d chunks · %s · %d rows · %.1fs · ETA %.0fs",
+        "#" * filled,
+        "-" * (width - filled),
+        done,
+        total,
+        result.chunk,
+        result.rows,
+        result.seconds,
+        eta,
+    )
+
+
+@flow(name="refill-backfill")
+@refusals_fail_the_run
+def backfill(
+    start: date | str | None = None,
+    end: date | str | None = None,
+    order: str = "newest-first",
+    chunk_days: int = DEFAULT_CHUNK_DAYS,
+    max_concurrency: int = 1,
+    restate: bool = False,
+    confirm: bool = False,
+    dry_run: bool = False,
+    on_missing: str = "fail",
+    select: str | None = None,
+    retries: int = 3,
+    retry_delay_seconds: list[float] | None = None,
+    wait_for_late_seconds: float = 3 * 3600,
+    poll_seconds: float = 300,
+    lock_wait_seconds: float = 3600,
+    only_days: list[date] | None = None,
+    command_line: str = "refill backfill (deployment)",
+) -> BackfillReport:
+    """Rebuild a range of days in chunks. `start` and `end` are required (no default range)."""
+    logger = get_run_logger()
+    clock = time.monotonic()
+    planning.validate_options(order, chunk_days, max_concurrency, on_missing)
+    window = planning.parse_range(start, end)
+    project = shared_project()
+    _, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
+    if note:
+        logger.info(note)
+
+    selection = project.resolve_selection(select)
+    current_versions = project.code_versions()
+    warehouse = settings.warehouse_path()
+    statuses = partition_status.collect(
+        warehouse, settings.landing_root(), window, selection.models, current_versions
+    )
+    totals: dict[date, tuple[int, float]] = {}
+    if any(status.ledger for status in statuses):
+        with ops.connect(warehouse, read_only=True) as connection:
+            totals = ops.read_published_totals(connection, window.start, window.end)
+    plan = make_plan(
+        window,
+        selection.models,
+        statuses,
+        chunk_days=chunk_days,
+        order=order,
+        restate=restate,
+        on_missing=on_missing,
+        only_days=only_days,
+        published_totals=totals,
+    )
+    for line in plan.describe():
+        logger.info(line)
+    report = BackfillReport(plan)
+    if dry_run:
+        logger.info("dry run: nothing written")
+        return report
+    if plan.restated and not confirm:
+        days = ", ".join(str(day) for day in sorted(plan.restated))
+        raise RefillError(
+            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
+            "review them above and rerun with --yes to overwrite, or narrow the range"
+        )
+    if not plan.chunks and not plan.deferred:
+        logger.info("nothing to do: every day in %s is published and current", window)
+        report.seconds = time.monotonic() - clock
+        return report
+
+    run_id = str(flow_run.id or "local-backfill")
+    context = RunContext(
+        run_id=run_id,
+        command="backfill",
+        priority=locking.HISTORY,
+        is_backfill=True,
+        select=selection.select,
+        lock_wait_seconds=lock_wait_seconds,
+        fault=fault_from_environment(),
+    )
+    prepare_warehouse(project, context)
+    parameters = {
+        "start": window.start,
+        "end": window.end,
+        "order": order,
+        "chunk_days": chunk_days,
+        "restate": restate,
+        "on_missing": on_missing,
+        "select": select,
+    }
+    with_warehouse(
+        context, lambda c: ops.record_run_start(c, run_id, "backfill", command_line, parameters)
+    )
+    delays = retry_delay_seconds if retry_delay_seconds is not None else DEPLOYMENT_RETRY_DELAYS
+    builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
+    code_version = combined_code_version(current_versions)
+
+    def run_chunks(chunks: list[Chunk], total: int, done: int) -> int:
+        for chunk in chunks:
+            unready = [day for day in chunk.days if plan.states.get(day) == DayState.NOT_READY]
+            unready = [
+                day
+                for day in unready
+                if not readiness.day_readiness(settings.landing_root(), DATASET, day).is_ready
+            ]
+            if unready:
+                report.not_ready += unready
+                logger.error(
+                    "stopping before chunk %s: not ready %s (--on-missing fail)",
+                    chunk,
+                    ", ".join(map(str, unready)),
+                )
+                return -1
+            try:
+                result = builder(project, context, chunk)
+            except ChunkFailed as failure:
+                report.failed[str(chunk)] = str(failure)
+                report.failed_days += chunk.days
+                logger.error("%s; the other chunks stand", failure)
+                done += 1
+                continue
+            done += 1
+            report.published += chunk.days
+            report.rows += result.rows
+            report.chunk_seconds.append(result.seconds)
+            report.order_built.append(chunk)
+            _progress(logger, report, done, total, result)
+        return done
+
+    total = len(plan.chunks)
+    done = run_chunks(plan.chunks, total, 0)
+    if done >= 0 and plan.deferred:
+        done = _wait_for_late_days(
+            plan, report, run_chunks, wait_for_late_seconds, poll_seconds, chunk_days, logger, done
+        )
+    if on_missing == "skip" and plan.not_ready:
+        report.skipped_not_ready = list(plan.not_ready)
+        logger.warning("skipped, not ready: %s", ", ".join(map(str, plan.not_ready)))
+
+    report.seconds = time.monotonic() - clock
+    outcome = "succeeded" if report.success else "failed"
+    message = f"backfill {window}: {report.summary()}"
+    with_warehouse(
+        context,
+        lambda c: ops.record_run_end(c, run_id, outcome, report.published, message),
+    )
+    if outcome != "succeeded":
+        detail = "; ".join(report.failed.values()) or (
+            "not ready: " + ", ".join(map(str, report.not_ready))
+        )
+        send_notification(
+            context,
+            notify.Notification(
+                f"backfill {window}", None, "failed", code_version, f"{message}. {detail}"
+            ),
+        )
+        raise RefillError(f"{message}. {detail}. Rerun the same command to resume.")
+    logger.info(message)
+    return report
+
+
+def _wait_for_late_days(
+    plan, report, run_chunks, wait_seconds, poll_seconds, chunk_days, logger, done
+) -> int:
+    """--on-missing wait: the ready chunks ran first; now build late days as they land."""
+    deadline = time.monotonic() + wait_seconds
+    pending = list(plan.deferred)
+    while pending:
+        landed = [
+            day
+            for day in pending
+            if readiness.day_readiness(settings.landing_root(), DATASET, day).is_ready
+        ]
+        if landed:
+            for day in landed:
+                plan.states[day] = DayState.MISSING
+            chunks = planning.plan_chunks(landed, chunk_days, "newest-first")
+            done = run_chunks(chunks, done + len(chunks), done)
+            pending = [day for day in pending if day not in landed]
+            continue
+        if time.monotonic() >= deadline:
+            report.not_ready += pending
+            logger.error("still not ready after waiting: %s", ", ".join(map(str, pending)))
+            break
+        logger.info("waiting for late day(s) %s", ", ".join(map(str, pending)))
+        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.0)))
+    return done
