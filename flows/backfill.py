@@ -148,8 +148,8 @@ def _progress(logger, report: BackfillReport, done: int, total: int, result: Chu
 @flow(name="refill-backfill")
 @refusals_fail_the_run
 def backfill(
-    start: date | str | None = None,
-    end: date | str | None = None,
+    start: date,
+    end: date,
     order: str = "newest-first",
     chunk_days: int = DEFAULT_CHUNK_DAYS,
     max_concurrency: int = 1,

@@ -46,6 +46,7 @@ def collect_for(project: DbtProject, window: planning.DateRange, select: str | N
 
 def status_table(statuses: list[partition_status.DayStatus]) -> str:
     header = ("day", "ready", "state", "code", "rows / lines", "quarantined", "flags", "last run")
+    # code: the fct_payments code version that published the day (the facts' lineage)
     rows = [header]
     for status in statuses:
         facts = status.facts
@@ -63,7 +64,7 @@ def status_table(statuses: list[partition_status.DayStatus]) -> str:
                 str(status.day),
                 "yes" if status.readiness.is_ready else f"no: {status.readiness.reason}",
                 str(status.state),
-                ",".join(v[:8] for v in status.code_versions) or "-",
+                facts.code_version if facts else "-",
                 f"{facts.rows_written} / {facts.source_records}" if facts else "-",
                 str(quarantine.rows_written) if quarantine else "-",
                 " ".join(flags) or "-",

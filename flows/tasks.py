@@ -21,7 +21,10 @@ from flows.dbt import DbtProject, window_vars
 from flows.errors import RefillError
 from flows.planning import Chunk
 
-# Fault injection for the harness (tests/faults): a named point makes the run fail there.
+# Fault injection for the tests: REFILL_INJECT_FAULT="<point>[@<chunk>][#<attempts>]" makes
+# a build fail at a named point of the dbt transaction (after_delete, in_audit,
+# before_ledger; see macros/faults/refill_fault_point.sql), only in that chunk and only
+# for its first <attempts> attempts when given. Unset in production.
 FAULT_ENV = "REFILL_INJECT_FAULT"
 
 
@@ -97,12 +100,12 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
     """
     logger = get_run_logger()
     attempt = task_run.run_count or 1
-    started = ops.utc_now()
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)
-    if context.fault and context.fault.startswith("dbt:"):
-        variables["refill_inject_fault"] = context.fault.removeprefix("dbt:")
+    point = fault_point_for(context.fault, chunk, attempt)
+    if point:
+        variables["refill_inject_fault"] = point
 
     def on_wait(holder: locking.Holder) -> None:
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
@@ -116,9 +119,8 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
         wait_seconds=context.lock_wait_seconds,
         on_wait=on_wait,
     ):
+        started = ops.utc_now()  # once the warehouse is ours: the attempt is the build itself
         outcome = project.build(variables, select=context.select, include_seeds=False)
-        if context.fault == f"chunk:{chunk}" and attempt == 1:
-            outcome.success, outcome.message = False, f"fault injected in chunk {chunk}"
         with ops.connect(warehouse) as connection:
             ops.record_attempt(
                 connection,
@@ -180,6 +182,19 @@ def run_flow(flow, **parameters):
         return state.result()
     message = (state.message or str(state.type)).removeprefix("Flow run encountered an exception: ")
     raise RefillError(message)
+
+
+def fault_point_for(fault: str | None, chunk: Chunk, attempt: int) -> str | None:
+    """The fault point that applies to this chunk and attempt, if any (see FAULT_ENV)."""
+    if not fault:
+        return None
+    point, _, scope = fault.partition("@")
+    where, _, attempts = scope.partition("#")
+    if where and where != str(chunk):
+        return None
+    if attempts and attempt > int(attempts):
+        return None
+    return point
 
 
 def fault_from_environment() -> str | None:

@@ -35,3 +35,12 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     monkeypatch.setenv("REFILL_LANDING", str(landing))
     monkeypatch.setenv("REFILL_WAREHOUSE", str(warehouse))
     return Workspace(landing, warehouse)
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """A temporary Prefect server and database for the session's flow runs."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
