@@ -26,5 +26,13 @@ lint: setup
 	$(BIN)/ruff format --check flows tests
 	$(BIN)/sqlfluff lint models
 
+## Backfill benchmark (see README, Performance): refill vs dbt microbatch vs raw DuckDB.
+bench: setup
+	$(BIN)/python -m bench.run
+
+## The same benchmark on tiny data: checks that it runs, not its figures.
+bench-quick: setup
+	$(BIN)/python -m bench.run --quick
+
 clean:
 	rm -rf target logs data warehouse
