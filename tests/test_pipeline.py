@@ -331,3 +331,16 @@ def test_no_compiled_model_or_macro_asks_the_clock(dbt_project, workspace):
     assert [code for code in compiled if clock.search(code)] == []
     macro_files = (dbt_project.project_dir / "macros").rglob("*.sql")
     assert [p.name for p in macro_files if clock.search(p.read_text())] == []
+
+
+def test_the_dbt_unit_tests_pass(dbt_project, workspace):
+    # dbt unit tests read the column types of their inputs from built relations
+    write_days(workspace.landing, JAN, 1)
+    assert build(dbt_project, 1, 1).success
+
+    result = dbt_project.invoke(
+        ["test", "--select", "test_type:unit", "--vars", json.dumps(window_vars(day(1), day(1)))]
+    )
+
+    assert result.success
+    assert len(result.result.results) >= 5
