@@ -68,6 +68,9 @@ class DbtProject:
         self.quiet = quiet
         self._manifest = None
         self._code_versions: dict[str, str] | None = None
+        # Vars every build gets on top of its window. Empty in production; the
+        # fault-injection harness sets refill_broken_variant here, in-process only.
+        self.extra_vars: dict = {}
 
     def _common_args(self) -> list[str]:
         args = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
@@ -118,6 +121,7 @@ class DbtProject:
         the code, not the data, and would cost every chunk of a backfill the same again.
         A flow that loaded the seeds once passes include_seeds=False for its chunks.
         """
+        variables = {**self.extra_vars, **variables}
         command = ["build", "--vars", json.dumps(variables), "--exclude-resource-type", "unit_test"]
         if not include_seeds:
             command.append("seed")

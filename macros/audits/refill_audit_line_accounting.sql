@@ -1,7 +1,7 @@
 {% macro refill_audit_line_accounting(lines_model='stg_payments__lines', manifests_model='stg_payments__manifests') %}
     {#-- Post-hook audit: for every day of the window, published rows + duplicate lines +
          quarantined lines = the manifest's records. Nothing landed is lost unseen. --#}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- if not execute or refill_broken_variant() -%}{{ return('') }}{%- endif -%}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set query -%}
         with published as (

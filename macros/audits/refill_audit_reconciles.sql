@@ -1,7 +1,7 @@
 {% macro refill_audit_reconciles(source_model, source_partition_column, measures, source_measures=none, source_where='1 = 1') %}
     {#-- Post-hook audit: every partition of the window equals its source, or the whole
          transaction (delete, insert, ledger) rolls back. --#}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- if not execute or refill_broken_variant() -%}{{ return('') }}{%- endif -%}
     {%- set query = refill_reconciliation_sql(
         this, config.require('partition_column'), ref(source_model), source_partition_column,
         measures, source_measures, source_where) -%}

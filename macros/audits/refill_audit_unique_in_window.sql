@@ -1,6 +1,6 @@
 {% macro refill_audit_unique_in_window(column) %}
     {#-- Post-hook audit: `column` is unique across the window's partitions. --#}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- if not execute or refill_broken_variant() -%}{{ return('') }}{%- endif -%}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set duplicates = run_query(
         "select " ~ column ~ " as key_value, min(" ~ partition_column ~ ") as first_day, count(*) as copies"

@@ -12,10 +12,18 @@
 {% macro default__refill_window_replace_sql(arg_dict) %}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set columns = arg_dict['dest_columns'] | map(attribute='quoted') | join(', ') -%}
+    {%- set variant = refill_broken_variant() -%}
     {#-- Delete by the window, not by the days present in the new rows: a day whose new
          data is empty must end empty, not keep its old rows. --#}
+    {% if variant != 'append' %}
     delete from {{ arg_dict['target_relation'] }}
     where {{ refill_window_predicate(partition_column) }};
+    {% endif %}
+
+    {% if variant == 'split_transaction' %}
+    commit;
+    begin transaction;
+    {% endif %}
 
     {{ refill_fault_point('after_delete') }}
 

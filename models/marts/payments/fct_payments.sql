@@ -55,7 +55,7 @@ final as (
         transaction_id,
 
         -- partition
-        landed_date as event_date,
+        {{ refill_event_date('landed_date') }} as event_date,
 
         -- timestamps (UTC)
         event_ts,
