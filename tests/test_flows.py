@@ -371,3 +371,47 @@ def test_the_warehouse_is_untouched_by_a_refused_run(workspace):
     with pytest.raises(RefillError):
         run_backfill(start=d(1), end=d(1), restate=True)
     assert snapshot(workspace.warehouse, full=True) == before
+
+
+def test_a_daily_run_waits_for_a_late_file_then_builds(workspace):
+    # GIVEN a day whose manifest lands two seconds after the run starts
+    write_day(workspace.landing, d(1), DaySpec(payments=50, write_manifest=False))
+
+    def land_later():
+        time.sleep(2)
+        write_day(workspace.landing, d(1), DaySpec(payments=50))
+
+    threading.Thread(target=land_later, daemon=True).start()
+
+    # WHEN the daily run may wait up to a minute, polling every half second
+    report = run_daily(d(1), wait_for_ready_seconds=60, poll_seconds=0.5)
+
+    # THEN it builds the day once the file is there
+    assert report.outcome == "succeeded" and report.rows > 0
+
+
+def test_every_writing_command_is_in_the_run_log(workspace):
+    write_days(workspace.landing, D1, 2, DaySpec(payments=50))
+
+    run_backfill(start=d(1), end=d(2), command_line="refill backfill --start x --end y")
+    run_daily(d(2), command_line="refill daily --date 2026-02-02")
+
+    rows = query(
+        workspace.warehouse,
+        "select command, command_line, parameters->>'$.start', user_name is not null, "
+        "host is not null, ended_at >= started_at, outcome, partitions_touched "
+        "from ops.run_log order by started_at",
+    )
+    assert rows == [
+        (
+            "backfill",
+            "refill backfill --start x --end y",
+            "2026-02-01",
+            True,
+            True,
+            True,
+            "succeeded",
+            [d(1), d(2)],
+        ),
+        ("daily", "refill daily --date 2026-02-02", None, True, True, True, "succeeded", [d(2)]),
+    ]
