@@ -202,17 +202,20 @@ def day_ranges(days: Iterable[date]) -> list[tuple[date, date]]:
     return ranges
 
 
-def backfill_commands(relation_name: str, days: Iterable[date]) -> list[str]:
+def backfill_commands(relation_name: str, days: Iterable[date], restate: bool = False) -> list[str]:
     """The `refill backfill` commands that publish `days` of one version, and nothing else.
 
     One command per run of consecutive days; past LISTED_COMMANDS runs, one command over
     the whole span instead (days already published are rebuilt to the same rows).
+    `restate`: the days are published already (wrong, not missing), and `refill backfill`
+    rebuilds a published day only with --restate and the sign-off --yes.
     """
+    flags = " --restate --yes" if restate else ""
     ranges = day_ranges(days)
     if len(ranges) > LISTED_COMMANDS:
         ranges = [(ranges[0][0], ranges[-1][1])]
     return [
-        f"refill backfill --start {first} --end {last} --select {relation_name}"
+        f"refill backfill --start {first} --end {last} --select {relation_name}{flags}"
         for first, last in ranges
     ]
 
@@ -404,13 +407,14 @@ def _check_and_report(
         )
     current, previous = pointer
     action, target = choose_target(spec.name, current, previous, to_version, rollback)
-    say(f"refill {action} {spec.name}: v{current} -> v{target} in {warehouse}")
+    rolling_back = " (rollback)" if action == "rollback" else ""
+    say(f"refill cutover {spec.name}: v{current} -> v{target}{rolling_back}; checking {warehouse}")
 
     target_relation = spec.relation_name(target)
     if not _exists(connection, "main", target_relation):
         raise RefillError(
             f"cutover refused: {target_relation} does not exist; build it first: "
-            f"dbt build --select {target_relation} --vars '{{start_date: ..., end_date: ...}}'"
+            f"refill backfill --start ... --end ... --select {target_relation}"
         )
 
     current_days = _published_days(connection, spec.relation_name(current))
@@ -433,7 +437,7 @@ def _check_and_report(
         raise RefillError(
             f"cutover refused: {target_relation} does not reconcile with {spec.upstream} on "
             f"{len(days)} day(s) ({details}); rebuild them: "
-            + "; ".join(backfill_commands(target_relation, days))
+            + "; ".join(backfill_commands(target_relation, days, restate=True))
         )
 
     return _diff_report(connection, spec, action, current, target, str(warehouse))

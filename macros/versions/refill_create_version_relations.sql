@@ -1,0 +1,53 @@
+{% macro refill_create_version_relations() %}
+    {#--
+        The version pointer, created before every run (on-run-start). Which version of a
+        versioned model consumers read is warehouse state, not code: dbt's
+        `latest_version` only says where a fresh warehouse starts. After that the
+        pointer moves only by `refill cutover` (and its --rollback), one UPDATE of one
+        row, never by a build; the consumer view reads it at query time
+        (refill_create_version_view).
+    --#}
+    create schema if not exists ops;
+
+    {#-- One row per versioned model: the version consumers read now, and the one before it. --#}
+    create table if not exists ops.version_pointer (
+        model_name varchar not null,
+        current_version integer not null,
+        previous_version integer,
+        switched_at timestamp not null,
+        run_id varchar not null
+    );
+
+    {#-- Every move of a pointer, the first one included: from, to, when, which run, which command. --#}
+    create table if not exists ops.version_switches (
+        model_name varchar not null,
+        from_version integer,
+        to_version integer not null,
+        switched_at timestamp not null,
+        run_id varchar not null,
+        command varchar not null
+    );
+
+    {%- for model_name, model in refill_versioned_models().items() %}
+
+    {#-- A fresh warehouse points at latest_version; an existing pointer is left where it is. #}
+    insert into ops.version_switches
+    select
+        '{{ model_name }}',
+        null,
+        {{ model.latest_version }},
+        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}',
+        '{{ refill_run_id() }}',
+        'dbt {{ flags.WHICH }}: first pointer of a fresh warehouse, at latest_version'
+    where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
+
+    insert into ops.version_pointer
+    select
+        '{{ model_name }}',
+        {{ model.latest_version }},
+        null,
+        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}',
+        '{{ refill_run_id() }}'
+    where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
+    {%- endfor %}
+{% endmacro %}

@@ -1,0 +1,42 @@
+{% macro refill_create_version_view(model_name) %}
+    {#--
+        Post-hook of every version of `model_name`: (re)create the consumer view
+        <schema>.<model_name> over the versions built so far. The view does not name a
+        version; each branch is guarded by the pointer row, read inside the reader's
+        own query. One query sees one pointer value, so a reader gets all of one
+        version or all of the other, never a mix, and a switch is one UPDATE
+        (flows/cutover.py). Re-creating it in a build therefore never moves the pointer.
+
+        The view is a macro's and not a dbt model's because dbt's versioned model owns
+        the name `model_name` (its refs resolve to latest_version).
+    --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set model = refill_versioned_models()[model_name] -%}
+    {%- set versions = model.versions -%}
+    {%- set schema = (versions.values() | first).schema -%}
+
+    {%- set pointer = run_query(
+        "select current_version from ops.version_pointer where model_name = '" ~ model_name ~ "'") -%}
+    {%- if pointer.rows | length > 0 and (pointer.columns[0].values()[0] | int) not in versions -%}
+        {{ exceptions.raise_compiler_error(
+            "refill versions: this warehouse serves " ~ model_name ~ " v" ~ pointer.columns[0].values()[0]
+            ~ ", which the code no longer has; `refill cutover " ~ model_name ~ " --to N` first, then remove it") }}
+    {%- endif -%}
+
+    {%- set built = run_query(
+        "select table_name from information_schema.tables where table_schema = '" ~ schema
+        ~ "' and table_type = 'BASE TABLE'") -%}
+    {%- set built_names = built.columns[0].values() -%}
+    {%- set branches = [] -%}
+    {%- for version, relation in versions | dictsort -%}
+        {%- if relation.identifier in built_names -%}
+            {%- do branches.append(
+                "select * from " ~ relation ~ " where (select current_version from ops.version_pointer"
+                ~ " where model_name = '" ~ model_name ~ "') = " ~ version) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if branches | length == 0 -%}{{ return('') }}{%- endif -%}
+
+    create or replace view {{ schema }}.{{ model_name }} as
+    {{ branches | join('\nunion all by name\n') }}
+{% endmacro %}
