@@ -223,6 +223,9 @@ def backfill(
         select=selection.select,
         lock_wait_seconds=lock_wait_seconds,
         fault=fault_from_environment(),
+        rows_model="fct_payments"
+        if "fct_payments" in selection.models or not selection.models
+        else selection.models[0],
     )
     prepare_warehouse(project, context)
     parameters = {

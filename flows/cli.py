@@ -215,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
             retry_options(command)
         command.set_defaults(handler=handler)
 
+    from flows import cutover
+
+    cut = commands.add_parser("cutover", help="switch a versioned model's readers to a version")
+    cutover.add_arguments(cut)
+    cut.set_defaults(handler=cutover.main)
+
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
     demo.add_argument("--folder", default="data/demo", help="where the demo writes (wiped)")
     demo.set_defaults(handler=cmd_demo)

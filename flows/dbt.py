@@ -27,7 +27,7 @@ class BuildOutcome:
 
     success: bool
     message: str  # the first error on one line, or "ok"
-    statuses: dict[str, str] = field(default_factory=dict)  # node name -> success/error/skipped/...
+    statuses: dict[str, str] = field(default_factory=dict)  # unique id -> success/error/...
 
 
 def window_vars(
@@ -235,7 +235,7 @@ def outcome_of(result) -> BuildOutcome:
     first_error = None
     for node_result in getattr(result.result, "results", []) or []:
         status = str(node_result.status)
-        statuses[node_result.node.name] = status
+        statuses[node_result.node.unique_id] = status
         if first_error is None and status in ("error", "fail", "runtime error"):
             first_error = f"{node_result.node.name}: {_one_line(node_result.message)}"
     if not result.success and first_error is None:

@@ -43,6 +43,7 @@ class RunContext:
     select: str | None
     lock_wait_seconds: float
     fault: str | None = None
+    rows_model: str = "fct_payments"  # whose ledger rows a chunk reports as its rows
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,8 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
             )
             rows = connection.execute(
                 "select coalesce(sum(rows_written), 0) from ops.partition_ledger "
-                "where model_name = 'fct_payments' and partition_date between ? and ? "
-                "and run_id = ?",
-                [chunk.start, chunk.end, context.run_id],
+                "where model_name = ? and partition_date between ? and ? and run_id = ?",
+                [context.rows_model, chunk.start, chunk.end, context.run_id],
             ).fetchone()[0]
     if not outcome.success:
         raise ChunkFailed(f"chunk {chunk} failed (attempt {attempt}): {outcome.message}")

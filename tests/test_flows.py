@@ -415,3 +415,41 @@ def test_every_writing_command_is_in_the_run_log(workspace):
         ),
         ("daily", "refill daily --date 2026-02-02", None, True, True, True, "succeeded", [d(2)]),
     ]
+
+
+def test_select_narrows_the_models_and_brings_their_downstream_along(workspace):
+    # GIVEN three published days
+    write_days(workspace.landing, D1, 3, DaySpec(payments=50))
+    run_backfill(start=d(1), end=d(3))
+
+    def run_ids():
+        return dict(
+            ((model, day), run_id)
+            for model, day, run_id in query(
+                workspace.warehouse,
+                "select model_name, partition_date, run_id from ops.partition_ledger",
+            )
+        )
+
+    before = run_ids()
+
+    # WHEN v2 alone is restated, then fct_payments (with what is downstream of it)
+    run_backfill(start=d(1), end=d(3), select="fct_daily_revenue_v2", restate=True, confirm=True)
+    after_v2 = run_ids()
+    run_backfill(start=d(2), end=d(2), select="fct_payments", restate=True, confirm=True)
+    after_facts = run_ids()
+
+    # THEN only v2's partitions were rewritten the first time
+    changed = {key for key in before if after_v2[key] != before[key]}
+    assert changed == {("fct_daily_revenue_v2", d(n)) for n in (1, 2, 3)}
+    # AND the facts of day 2 came with every model downstream of them, and only day 2
+    changed = {key for key in before if after_facts[key] != after_v2[key]}
+    assert changed == {
+        (model, d(2))
+        for model in (
+            "fct_payments",
+            "payments_quarantine",
+            "fct_daily_revenue_v1",
+            "fct_daily_revenue_v2",
+        )
+    }
