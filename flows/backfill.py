@@ -10,7 +10,7 @@ from datetime import date
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import locking, notify, ops, partition_status, planning, readiness, settings
+from flows import board, locking, notify, ops, partition_status, planning, readiness, settings
 from flows.dbt import shared_project
 from flows.errors import RefillError
 from flows.planning import Chunk, DayState
@@ -293,6 +293,7 @@ def backfill(
         context,
         lambda c: ops.record_run_end(c, run_id, outcome, report.published, message),
     )
+    board.publish_artifact(window, key="refill-backfill-board")
     if outcome != "succeeded":
         detail = "; ".join(report.failed.values()) or (
             "not ready: " + ", ".join(map(str, report.not_ready))

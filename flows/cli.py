@@ -221,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     cutover.add_arguments(cut)
     cut.set_defaults(handler=cutover.main)
 
+    from flows import board
+
+    pictured = commands.add_parser("board", help="the partition board: an HTML page of the days")
+    board.add_arguments(pictured)
+    pictured.set_defaults(handler=board.main)
+
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
     demo.add_argument("--folder", default="data/demo", help="where the demo writes (wiped)")
     demo.set_defaults(handler=cmd_demo)

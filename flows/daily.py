@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import locking, notify, ops, readiness, settings
+from flows import board, locking, notify, ops, readiness, settings
 from flows.dbt import shared_project
 from flows.errors import RefillError
 from flows.planning import Chunk, parse_day
@@ -103,6 +103,8 @@ def daily(
         send_notification(
             context, notify.Notification("daily", day, outcome, code_version, message)
         )
+        # The Prefect UI shows the week's board beside the run.
+        board.publish_artifact(board.week_ending(day), key="refill-daily-board")
         return DailyReport(day, outcome, rows, time.monotonic() - clock, message)
 
     verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)

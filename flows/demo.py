@@ -51,7 +51,13 @@ def run_demo(folder: str | Path) -> int:
     _step("a week of scheduled daily runs, one per logical date")
     for day in week:
         try:
-            report = run_flow(daily, logical_date=day, wait_for_ready_seconds=0, retries=1)
+            report = run_flow(
+                daily,
+                logical_date=day,
+                wait_for_ready_seconds=0,
+                retries=1,
+                command_line=f"refill demo: refill daily --date {day}",
+            )
             print(f"    {day}: {report.message}")
         except RefillError as error:
             print(f"    {day}: FAILED LOUDLY: {error}")
@@ -60,11 +66,26 @@ def run_demo(folder: str | Path) -> int:
     write_day(settings.landing_root(), LATE_DAY, spec)
 
     _step(f"backfill {week[0]}..{week[-1]} newest-first: only the hole is built")
-    first = run_flow(backfill, start=week[0], end=week[-1], order="newest-first", retries=1)
+    backfill_line = f"refill demo: refill backfill --start {week[0]} --end {week[-1]}"
+    first = run_flow(
+        backfill,
+        start=week[0],
+        end=week[-1],
+        order="newest-first",
+        retries=1,
+        command_line=backfill_line,
+    )
     print(f"    {first.summary()}")
 
     _step("the same backfill again: a rerun changes nothing")
-    again = run_flow(backfill, start=week[0], end=week[-1], order="newest-first", retries=1)
+    again = run_flow(
+        backfill,
+        start=week[0],
+        end=week[-1],
+        order="newest-first",
+        retries=1,
+        command_line=backfill_line,
+    )
     print(f"    {again.summary()}")
 
     _step("refill status")
