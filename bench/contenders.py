@@ -1,0 +1,309 @@
+"""The contenders, each run as its own process on a fresh warehouse over the same landing.
+
+(a) refill      `python -m flows backfill --start --end`, default settings
+(b) microbatch  `dbt build` of bench/microbatch_project (incremental_strategy microbatch,
+                batch_size day) with --event-time-start/--event-time-end
+(c) floor       `python -m bench.floor`: bench/floor.sql, one DuckDB script
+(d) naive       `dbt build --vars '{start_date: D, end_date: D}'` of the refill project,
+                a new process per day
+
+Every run gets its own warehouse file (always named refill.duckdb: DuckDB names the
+catalog after the file) and its own dbt target folder, kept between repetitions of the
+same role so dbt's partial parsing works as it does on a user's machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+
+from bench.measure import Measurement, run_measured
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+MICROBATCH_PROJECT = BENCH_DIR / "microbatch_project"
+WAREHOUSE_NAME = "refill.duckdb"
+
+_BACKFILL_SUMMARY = re.compile(
+    r"refill backfill: published (?P<days>\d+) day\(s\).*; (?P<rows>\d+) rows in "
+    r"(?P<seconds>[\d.]+)s"
+)
+_DAILY_SUMMARY = re.compile(
+    r"refill daily: .*published (?P<rows>\d+) payments in (?P<seconds>[\d.]+)s"
+)
+
+
+@dataclass
+class Run:
+    """One measured run of a contender, with what it published."""
+
+    contender: str  # a, b, c, d (a scaling run is an a), rerun, setup
+    label: str
+    days: int
+    measurement: Measurement
+    published: dict = field(default_factory=dict)  # rows, amount, quarantined
+    details: dict = field(default_factory=dict)  # e.g. flow seconds, chunk seconds
+
+    def to_json(self) -> dict:
+        return {
+            "contender": self.contender,
+            "label": self.label,
+            "days": self.days,
+            **self.measurement.to_json(),
+            "published": self.published,
+            "details": self.details,
+        }
+
+
+@dataclass
+class Workbench:
+    """Where a bench run works, and the environment every contender shares."""
+
+    out: Path
+    product_dir: Path  # the refill checkout whose `flows` and dbt project are measured
+    prefect_api_url: str | None = None
+    timeout_seconds: float = 3600
+
+    @property
+    def python(self) -> str:
+        return sys.executable
+
+    @property
+    def dbt(self) -> str:
+        return str(Path(sys.executable).with_name("dbt"))
+
+    def role_dir(self, role: str) -> Path:
+        return self.out / "work" / role
+
+    def fresh_warehouse(self, role: str) -> Path:
+        """An empty warehouse path for `role` (its dbt target folder is kept)."""
+        folder = self.role_dir(role) / "warehouse"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        return folder / WAREHOUSE_NAME
+
+    def env(self, role: str, landing: Path, warehouse: Path) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "REFILL_LANDING": str(landing),
+            "REFILL_WAREHOUSE": str(warehouse),
+            # dbt's artifacts (and its partial-parse cache) per role, out of the checkout
+            "DBT_TARGET_PATH": str(self.role_dir(role) / "target"),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "DO_NOT_TRACK": "1",
+        }
+        env.pop("DBT_TARGET", None)
+        if self.prefect_api_url:
+            env["PREFECT_API_URL"] = self.prefect_api_url
+        return env
+
+    def log(self, role: str, name: str) -> Path:
+        return self.role_dir(role) / "logs" / f"{name}.log"
+
+
+def refill_backfill(
+    bench: Workbench,
+    role: str,
+    landing: Path,
+    start: date,
+    end: date,
+    *,
+    run_name: str = "backfill",
+) -> tuple[Run, Path]:
+    """(a): `refill backfill` of [start, end] with default settings, on an empty warehouse.
+    Returns the run and the warehouse it built."""
+    warehouse = bench.fresh_warehouse(role)
+    command = [
+        bench.python,
+        "-m",
+        "flows",
+        "backfill",
+        "--start",
+        start.isoformat(),
+        "--end",
+        end.isoformat(),
+    ]
+    measurement = run_measured(
+        command,
+        cwd=bench.product_dir,
+        env=bench.env(role, landing, warehouse),
+        log=bench.log(role, run_name),
+        timeout_seconds=bench.timeout_seconds,
+    )
+    days = (end - start).days + 1
+    summary = _BACKFILL_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
+    details = {}
+    if summary:
+        details = {
+            "flow_seconds": float(summary["seconds"]),
+            "days_published": int(summary["days"]),
+        }
+    details["chunk_seconds"] = chunk_seconds(warehouse, "backfill")
+    run = Run(
+        "a",
+        f"refill backfill {days}d",
+        days,
+        measurement,
+        published_totals(warehouse, start, end),
+        details,
+    )
+    return run, warehouse
+
+
+def refill_daily(
+    bench: Workbench, role: str, landing: Path, warehouse: Path, day: date, name: str
+) -> Run:
+    """A one-day rerun: `refill daily --date day` on a warehouse that has it published."""
+    command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat()]
+    measurement = run_measured(
+        command,
+        cwd=bench.product_dir,
+        env=bench.env(role, landing, warehouse),
+        log=bench.log(role, name),
+        timeout_seconds=bench.timeout_seconds,
+    )
+    summary = _DAILY_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
+    details = {"flow_seconds": float(summary["seconds"])} if summary else {}
+    return Run(
+        "rerun",
+        f"refill daily {day}",
+        1,
+        measurement,
+        published_totals(warehouse, day, day),
+        details,
+    )
+
+
+def microbatch(bench: Workbench, landing: Path, start: date, end: date, name: str) -> Run:
+    """(b): dbt's microbatch strategy over [start, end], one batch per day, one dbt build."""
+    role = "b-microbatch"
+    warehouse = bench.fresh_warehouse(role)
+    command = [
+        bench.dbt,
+        "build",
+        "--project-dir",
+        str(MICROBATCH_PROJECT),
+        "--profiles-dir",
+        str(MICROBATCH_PROJECT),
+        "--log-path",
+        str(bench.role_dir(role) / "dbt-logs"),
+        "--event-time-start",
+        start.isoformat(),
+        "--event-time-end",
+        (end + timedelta(days=1)).isoformat(),  # exclusive
+    ]
+    measurement = run_measured(
+        command,
+        cwd=MICROBATCH_PROJECT,
+        env=bench.env(role, landing, warehouse),
+        log=bench.log(role, name),
+        timeout_seconds=bench.timeout_seconds,
+    )
+    days = (end - start).days + 1
+    return Run(
+        "b", f"dbt microbatch {days}d", days, measurement, published_totals(warehouse, start, end)
+    )
+
+
+def floor(bench: Workbench, landing: Path, start: date, end: date, name: str) -> Run:
+    """(c): the transformation as one DuckDB script straight from the landing files."""
+    role = "c-floor"
+    warehouse = bench.fresh_warehouse(role)
+    command = [
+        bench.python,
+        "-m",
+        "bench.floor",
+        "--landing",
+        str(landing),
+        "--warehouse",
+        str(warehouse),
+        "--start",
+        start.isoformat(),
+        "--end",
+        end.isoformat(),
+    ]
+    measurement = run_measured(
+        command,
+        cwd=REPO_DIR,
+        env=bench.env(role, landing, warehouse),
+        log=bench.log(role, name),
+        timeout_seconds=bench.timeout_seconds,
+    )
+    days = (end - start).days + 1
+    return Run(
+        "c", f"DuckDB script {days}d", days, measurement, published_totals(warehouse, start, end)
+    )
+
+
+def naive_loop(bench: Workbench, landing: Path, start: date, days: int, name: str) -> list[Run]:
+    """(d): `dbt build` as a new process per day, oldest first, on one warehouse."""
+    role = "d-naive"
+    warehouse = bench.fresh_warehouse(role)
+    runs = []
+    for offset in range(days):
+        day = start + timedelta(days=offset)
+        command = [
+            bench.dbt,
+            "build",
+            "--project-dir",
+            str(bench.product_dir),
+            "--profiles-dir",
+            str(bench.product_dir),
+            "--log-path",
+            str(bench.role_dir(role) / "dbt-logs"),
+            "--vars",
+            json.dumps({"start_date": day.isoformat(), "end_date": day.isoformat()}),
+        ]
+        measurement = run_measured(
+            command,
+            cwd=bench.product_dir,
+            env=bench.env(role, landing, warehouse),
+            log=bench.log(role, f"{name}-{day}"),
+            timeout_seconds=bench.timeout_seconds,
+        )
+        runs.append(
+            Run("d", f"dbt build {day}", 1, measurement, published_totals(warehouse, day, day))
+        )
+    return runs
+
+
+def published_totals(warehouse: Path, start: date, end: date) -> dict:
+    """What a contender published for [start, end]: payments, their amount, quarantined lines.
+    The same figures from every contender show that they did the same work."""
+    if not warehouse.exists():
+        return {}
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        rows, amount = connection.execute(
+            "select count(*), coalesce(sum(amount), 0)::varchar from main.fct_payments "
+            "where event_date between ? and ?",
+            [start, end],
+        ).fetchone()
+        quarantined = connection.execute(
+            "select count(*) from main.payments_quarantine where landed_date between ? and ?",
+            [start, end],
+        ).fetchone()[0]
+    return {"rows": rows, "amount": amount, "quarantined": quarantined}
+
+
+def chunk_seconds(warehouse: Path, command: str) -> list[float]:
+    """How long each chunk's build took, from refill's own attempt records."""
+    if not warehouse.exists():
+        return []
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        rows = connection.execute(
+            "select epoch(max(ended_at) - min(started_at)) from ops.partition_attempts "
+            "where command = ? and outcome = 'published' "
+            "group by run_id, chunk_start, chunk_end order by min(started_at)",
+            [command],
+        ).fetchall()
+    return [round(float(seconds), 3) for (seconds,) in rows]

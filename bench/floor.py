@@ -1,0 +1,76 @@
+"""Contender (c), the floor: bench/floor.sql on one DuckDB connection, for a date range.
+
+    python -m bench.floor --landing DIR --warehouse FILE --start YYYY-MM-DD --end YYYY-MM-DD
+
+What it does and skips relative to refill is written in docs/performance.md; in short,
+the same reading, parsing, classification, dedup, fx join, replace and per-day checks,
+without the Python readiness verdict (the manifest check is done in SQL), the ledger,
+source fingerprints, code versions, run log, attempts, lock, chunks and Prefect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import string
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+
+from flows.readiness import MANIFEST_NAME, PART_GLOB, day_folder
+from flows.sample_data import DATASET
+
+SCRIPT = Path(__file__).with_name("floor.sql")
+
+
+class _Placeholders(string.Template):
+    delimiter = "@"  # `$` starts DuckDB's JSON paths
+
+
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+
+
+def render(landing: Path, start: date, end: date) -> str:
+    """The script for one range: the window's files listed, so only its folders are read."""
+    days = [start + timedelta(days=n) for n in range((end - start).days + 1)]
+    folders = [day_folder(landing, DATASET, day).as_posix() for day in days]
+    return _Placeholders(SCRIPT.read_text()).substitute(
+        fx_seed=(SEEDS / "fx_rates_daily.csv").as_posix(),
+        markets_seed=(SEEDS / "markets.csv").as_posix(),
+        manifest_files=_sql_list(f"{folder}/{MANIFEST_NAME}" for folder in folders),
+        part_files=_sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
+        root_length=len(landing.as_posix()),
+        start=start.isoformat(),
+        end=end.isoformat(),
+    )
+
+
+def run(landing: Path, warehouse: Path, start: date, end: date) -> dict:
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    clock = time.monotonic()
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute(render(landing, start, end))
+        rows = connection.execute(
+            "select count(*) from fct_payments where event_date between ? and ?", [start, end]
+        ).fetchone()[0]
+    return {"rows": rows, "seconds": time.monotonic() - clock}
+
+
+def _sql_list(values) -> str:
+    return "[" + ", ".join("'" + value.replace("'", "''") + "'" for value in values) + "]"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--landing", type=Path, required=True)
+    parser.add_argument("--warehouse", type=Path, required=True)
+    parser.add_argument("--start", type=date.fromisoformat, required=True)
+    parser.add_argument("--end", type=date.fromisoformat, required=True)
+    args = parser.parse_args(argv)
+    result = run(args.landing.resolve(), args.warehouse, args.start, args.end)
+    print(f"floor: published {result['rows']} rows in {result['seconds']:.1f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""One measured run: a command in its own process, its wall time, CPU time and peak memory.
+
+Peak memory is the largest resident set of the whole process tree (the command and
+everything it starts), sampled every few milliseconds with psutil, and never less than
+the kernel's own peak for the largest single process (wait4's ru_maxrss). CPU time is
+user + system of the command and its reaped children (wait4). The machine's other load
+during the run is recorded too: the figures of a shared 2-core machine mean little
+without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+
+SAMPLE_SECONDS = 0.02
+
+
+@dataclass
+class Measurement:
+    """What one run cost. `other_cores` is the CPU the rest of the machine used meanwhile."""
+
+    command: list[str]
+    returncode: int
+    wall_seconds: float
+    cpu_seconds: float
+    peak_rss_bytes: int
+    other_cores: float
+    log: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class RunFailed(RuntimeError):
+    """A measured command exited non-zero; the message ends with its last output lines."""
+
+
+def run_measured(
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    timeout_seconds: float = 3600,
+    check: bool = True,
+) -> Measurement:
+    """Run `command`, wait for it, and return what it cost. Its output goes to `log`."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    busy_before = _machine_busy_seconds()
+    with log.open("w") as output:
+        clock = time.perf_counter()
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: a timeout ends the whole tree
+        )
+        sampler = _PeakSampler(process.pid)
+        sampler.start()
+        timer = threading.Timer(timeout_seconds, _end_group, [process.pid])
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+            sampler.stop()
+        wall = time.perf_counter() - clock
+    process.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    others = max(_machine_busy_seconds() - busy_before - cpu, 0.0) / wall if wall else 0.0
+    measurement = Measurement(
+        command=[str(part) for part in command],
+        returncode=process.returncode,
+        wall_seconds=round(wall, 3),
+        cpu_seconds=round(cpu, 3),
+        peak_rss_bytes=max(sampler.peak, usage.ru_maxrss * 1024),
+        other_cores=round(others, 2),
+        log=str(log),
+    )
+    if check and not measurement.ok:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        raise RunFailed(
+            f"{' '.join(measurement.command)} exited {measurement.returncode} (log {log}):\n{tail}"
+        )
+    return measurement
+
+
+class _PeakSampler(threading.Thread):
+    """Polls the summed RSS of a process and its descendants until stopped."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        while not self._stopped.is_set():
+            try:
+                processes = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                return
+            total = 0
+            for process in processes:
+                with contextlib.suppress(psutil.Error):
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total)
+            self._stopped.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join()
+
+
+def _machine_busy_seconds() -> float:
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def _end_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,354 @@
+"""From measured runs to figures: medians, ratios, target verdicts, the table and the chart.
+
+Everything but `write_chart` and `publish` is a pure function of the runs, so the
+arithmetic can be read (and tested) apart from the measuring.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+GIB = 1024**3
+MIB = 1024**2
+
+PUBLISH_START = "<!-- bench:results:start -->"
+PUBLISH_END = "<!-- bench:results:end -->"
+
+CONTENDERS = {
+    "a": "(a) refill backfill, default settings",
+    "b": "(b) dbt microbatch, batch_size day",
+    "c": "(c) floor: one DuckDB script",
+    "d": "(d) naive: `dbt build` process per day",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    wanted: str
+    measured: str
+    met: bool | None  # None: not measured in this run
+
+
+def figures(runs: list[dict]) -> dict:
+    """Median wall and CPU time, worst peak memory and the machine's other load of `runs`."""
+    return {
+        "runs": len(runs),
+        "wall_seconds": _median(run["wall_seconds"] for run in runs),
+        "cpu_seconds": _median(run["cpu_seconds"] for run in runs),
+        "peak_rss_bytes": max(run["peak_rss_bytes"] for run in runs),
+        "other_cores": _median(run["other_cores"] for run in runs),
+        "wall_all": [run["wall_seconds"] for run in runs],
+    }
+
+
+def summarise(runs: list[dict], days: int, naive_days: int) -> dict:
+    """The figures of a bench run: per contender, scaling, reruns, ratios and targets."""
+
+    def select(contender: str, label_days: int | None = None, label: str | None = None):
+        return [
+            run
+            for run in runs
+            if run["contender"] == contender
+            and (label_days is None or run["days"] == label_days)
+            and (label is None or label in run["label"])
+        ]
+
+    contenders = {}
+    for key in ("a", "b", "c"):
+        chosen = select(key, days)
+        if chosen:
+            contenders[key] = {**figures(chosen), "days": days}
+            contenders[key]["per_day_seconds"] = contenders[key]["wall_seconds"] / days
+    naive = select("d")
+    if naive:
+        per_day = _median(run["wall_seconds"] for run in naive)
+        contenders["d"] = {
+            **figures(naive),
+            "days": days,
+            "measured_days": len(naive),
+            "per_day_seconds": per_day,
+            # a process per day: the range costs the median day times the days
+            "wall_seconds": per_day * days,
+            "cpu_seconds": _median(run["cpu_seconds"] for run in naive) * days,
+            "extrapolated": True,
+        }
+
+    scaling = []
+    for size in sorted({run["days"] for run in select("a")}):
+        chosen = select("a", size)
+        entry = {**figures(chosen), "days": size}
+        entry["per_day_seconds"] = entry["wall_seconds"] / size
+        chunk_totals = [sum(run["details"].get("chunk_seconds", [])) for run in chosen]
+        entry["chunk_seconds_per_day"] = _median(chunk_totals) / size if any(chunk_totals) else None
+        scaling.append(entry)
+    if scaling:
+        reference = scaling[-1]["per_day_seconds"]
+        for entry in scaling:
+            entry["deviation"] = entry["per_day_seconds"] / reference - 1
+
+    reruns = {}
+    for run in select("rerun"):
+        reruns.setdefault(run["details"]["landed_days"], []).append(run)
+    rerun = {
+        landed: {**figures(chosen), "landed_days": landed}
+        for landed, chosen in sorted(reruns.items())
+    }
+    if len(rerun) >= 2:
+        small, large = rerun[min(rerun)], rerun[max(rerun)]
+        large["deviation"] = large["wall_seconds"] / small["wall_seconds"] - 1
+
+    ratios = {}
+    if {"a", "b"} <= contenders.keys():
+        ratios["a/b"] = contenders["a"]["wall_seconds"] / contenders["b"]["wall_seconds"]
+    if {"a", "c"} <= contenders.keys():
+        ratios["a/c"] = contenders["a"]["wall_seconds"] / contenders["c"]["wall_seconds"]
+    if {"a", "d"} <= contenders.keys():
+        ratios["d/a"] = contenders["d"]["wall_seconds"] / contenders["a"]["wall_seconds"]
+    cpu_ratios = {}
+    if {"a", "b"} <= contenders.keys():
+        cpu_ratios["a/b"] = contenders["a"]["cpu_seconds"] / contenders["b"]["cpu_seconds"]
+    if {"a", "c"} <= contenders.keys():
+        cpu_ratios["a/c"] = contenders["a"]["cpu_seconds"] / contenders["c"]["cpu_seconds"]
+    if {"a", "d"} <= contenders.keys():
+        cpu_ratios["d/a"] = contenders["d"]["cpu_seconds"] / contenders["a"]["cpu_seconds"]
+
+    summary = {
+        "days": days,
+        "naive_days": naive_days,
+        "contenders": contenders,
+        "scaling": scaling,
+        "rerun": {str(landed): entry for landed, entry in rerun.items()},
+        "ratios": ratios,
+        "cpu_ratios": cpu_ratios,
+        "same_result": same_result(runs, days),
+    }
+    summary["targets"] = [target.__dict__ for target in targets(summary)]
+    return summary
+
+
+def targets(summary: dict) -> list[Target]:
+    """The issue's targets, each with its measured figure and verdict."""
+    ratios, cpu_ratios = summary["ratios"], summary["cpu_ratios"]
+    found = []
+    a_over_b = ratios.get("a/b")
+    cpu_a_over_b = cpu_ratios.get("a/b")
+    found.append(
+        Target(
+            "(a) at least 3× faster than (b)",
+            "b/a ≥ 3 (wall)",
+            f"b/a = {1 / a_over_b:.2f} (CPU: {1 / cpu_a_over_b:.2f})"
+            if a_over_b
+            else "not measured",
+            (1 / a_over_b >= 3) if a_over_b else None,
+        )
+    )
+    a_over_c = ratios.get("a/c")
+    cpu_a_over_c = cpu_ratios.get("a/c")
+    found.append(
+        Target(
+            "(a) within 2× of (c)",
+            "a/c ≤ 2 (wall)",
+            f"a/c = {a_over_c:.2f} (CPU: {cpu_a_over_c:.2f})" if a_over_c else "not measured",
+            (a_over_c <= 2) if a_over_c else None,
+        )
+    )
+    scaling = summary["scaling"]
+    if len(scaling) >= 2:
+        worst = max(scaling, key=lambda entry: abs(entry["deviation"]))
+        spread = ", ".join(f"{entry['days']}d {entry['per_day_seconds']:.3f}s" for entry in scaling)
+        found.append(
+            Target(
+                f"per-day cost of (a) within ±30% from {scaling[0]['days']} to "
+                f"{scaling[-1]['days']} days",
+                "per day within 30% of the longest range's",
+                f"{spread}; worst {worst['deviation']:+.0%} at {worst['days']}d",
+                all(abs(entry["deviation"]) <= 0.30 for entry in scaling),
+            )
+        )
+    else:
+        found.append(Target("per-day cost of (a) within ±30%", "±30%", "not measured", None))
+    rerun = summary["rerun"]
+    if len(rerun) >= 2:
+        landed = sorted(rerun, key=int)
+        small, large = rerun[landed[0]], rerun[landed[-1]]
+        found.append(
+            Target(
+                f"one-day rerun within ±30% with {landed[0]} or {landed[-1]} days landed",
+                "within 30% of the rerun with few days landed",
+                f"{small['wall_seconds']:.1f}s vs {large['wall_seconds']:.1f}s "
+                f"({large['deviation']:+.0%})",
+                abs(large["deviation"]) <= 0.30,
+            )
+        )
+    else:
+        found.append(Target("one-day rerun within ±30%", "±30%", "not measured", None))
+    refill = summary["contenders"].get("a")
+    found.append(
+        Target(
+            f"peak memory of (a) under 1 GiB at {summary['days']} days",
+            "< 1 GiB",
+            f"{refill['peak_rss_bytes'] / MIB:.0f} MiB" if refill else "not measured",
+            (refill["peak_rss_bytes"] < GIB) if refill else None,
+        )
+    )
+    return found
+
+
+def same_result(runs: list[dict], days: int) -> bool | None:
+    """Whether (a), (b) and (c) published the same payments, amount and quarantine."""
+    published = {
+        json.dumps(run["published"], sort_keys=True)
+        for run in runs
+        if run["contender"] in ("a", "b", "c") and run["days"] == days and run["published"]
+    }
+    return len(published) == 1 if published else None
+
+
+def markdown(summary: dict, parameters: dict, environment: dict) -> str:
+    """The results as the markdown block docs/performance.md and the README show."""
+    contenders = summary["contenders"]
+    lines = [
+        f"Measured {environment['measured_at']} on {environment['cpus']} cores, "
+        f"{environment['memory_gib']:.0f} GiB; {summary['days']} days × "
+        f"{parameters['payments']:,} payments a day ({parameters['landed_mb']:.1f} MB of JSON "
+        f"lines); medians of {parameters['repeat']} run(s); refill at "
+        f"`{environment['product_commit']}`.",
+        "",
+        "| contender | wall | CPU | peak memory | per day | other load |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, title in CONTENDERS.items():
+        entry = contenders.get(key)
+        if not entry:
+            continue
+        wall = f"{entry['wall_seconds']:.1f} s"
+        if entry.get("extrapolated"):
+            wall = f"{wall} ({entry['measured_days']} days measured)"
+        lines.append(
+            f"| {title} | {wall} | {entry['cpu_seconds']:.1f} s | "
+            f"{entry['peak_rss_bytes'] / MIB:.0f} MiB | {entry['per_day_seconds']:.3f} s | "
+            f"{entry['other_cores']:.2f} cores |"
+        )
+    lines += ["", "| ratio | wall | CPU |", "|---|---:|---:|"]
+    for name, value in summary["ratios"].items():
+        cpu = summary["cpu_ratios"].get(name)
+        lines.append(f"| {name} | {value:.2f} | {f'{cpu:.2f}' if cpu else '–'} |")
+    lines += ["", "| scaling of (a) | wall | per day | vs longest | chunks per day | peak memory |"]
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    for entry in summary["scaling"]:
+        chunks = entry.get("chunk_seconds_per_day")
+        lines.append(
+            f"| {entry['days']} days | {entry['wall_seconds']:.1f} s | "
+            f"{entry['per_day_seconds']:.3f} s | {entry['deviation']:+.0%} | "
+            f"{f'{chunks:.3f} s' if chunks else '–'} | {entry['peak_rss_bytes'] / MIB:.0f} MiB |"
+        )
+    lines += ["", "| one-day rerun (`refill daily --date`) | wall | CPU | peak memory |"]
+    lines.append("|---|---:|---:|---:|")
+    for landed, entry in summary["rerun"].items():
+        lines.append(
+            f"| {landed} days landed | {entry['wall_seconds']:.1f} s | "
+            f"{entry['cpu_seconds']:.1f} s | {entry['peak_rss_bytes'] / MIB:.0f} MiB |"
+        )
+    lines += ["", "| target | wanted | measured | met |", "|---|---|---|:---:|"]
+    for target in summary["targets"]:
+        verdict = {True: "yes", False: "**no**", None: "–"}[target["met"]]
+        lines.append(
+            f"| {target['name']} | {target['wanted']} | {target['measured']} | {verdict} |"
+        )
+    same = {True: "yes", False: "**no**", None: "not compared"}[summary["same_result"]]
+    lines += [
+        "",
+        f"(a), (b) and (c) published the same payments, amounts and quarantine: {same}. "
+        f"The Prefect server (started once, as a deployment has it running) took "
+        f"{parameters['prefect_server_start_seconds']:.1f} s to start; it is not in (a)'s "
+        "figures.",
+    ]
+    if parameters.get("quick"):
+        lines += ["", "_Quick mode: tiny data, one run; these figures check that the bench runs._"]
+    return "\n".join(lines) + "\n"
+
+
+def write_chart(summary: dict, path: Path) -> None:
+    """A PNG: per-day cost of (a) by range length, the one-day rerun, and the contenders."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (scaling_axes, rerun_axes, contender_axes) = plt.subplots(
+        1, 3, figsize=(14, 4.2), gridspec_kw={"width_ratios": [1.2, 0.8, 1.2]}
+    )
+    scaling = summary["scaling"]
+    if scaling:
+        positions = list(range(len(scaling)))
+        values = [entry["per_day_seconds"] for entry in scaling]
+        chunks = [entry.get("chunk_seconds_per_day") or 0 for entry in scaling]
+        reference = values[-1]
+        scaling_axes.axhspan(
+            reference * 0.7, reference * 1.3, color="#d9ead3", label="±30% of the longest"
+        )
+        scaling_axes.bar(
+            [x - 0.2 for x in positions], values, width=0.4, color="#3d85c6", label="whole run"
+        )
+        scaling_axes.bar(
+            [x + 0.2 for x in positions], chunks, width=0.4, color="#9fc5e8", label="chunks only"
+        )
+        for index, value in enumerate(values):
+            scaling_axes.annotate(f"{value:.3f}s", (index - 0.2, value), ha="center", va="bottom")
+        scaling_axes.set_xticks(positions, [f"{entry['days']} d" for entry in scaling])
+        scaling_axes.legend(loc="upper right", fontsize=8)
+    scaling_axes.set_title("(a) refill backfill: seconds per day")
+    scaling_axes.set_xlabel("days in the range")
+
+    rerun = summary["rerun"]
+    if rerun:
+        labels = [f"{landed} d landed" for landed in rerun]
+        values = [entry["wall_seconds"] for entry in rerun.values()]
+        reference = values[0]
+        rerun_axes.axhspan(reference * 0.7, reference * 1.3, color="#d9ead3", label="±30%")
+        rerun_axes.bar(labels, values, color="#e69138")
+        for index, value in enumerate(values):
+            rerun_axes.annotate(f"{value:.1f}s", (index, value), ha="center", va="bottom")
+        rerun_axes.legend(loc="lower right", fontsize=8)
+    rerun_axes.set_title("one-day rerun: wall seconds")
+
+    contenders = summary["contenders"]
+    keys = [key for key in CONTENDERS if key in contenders]
+    values = [contenders[key]["wall_seconds"] for key in keys]
+    labels = {"a": "(a) refill", "b": "(b) microbatch", "c": "(c) floor", "d": "(d) naive*"}
+    contender_axes.barh([labels[key] for key in keys], values, color="#6aa84f")
+    for index, value in enumerate(values):
+        contender_axes.annotate(f" {value:.0f}s", (value, index), va="center")
+    contender_axes.invert_yaxis()
+    contender_axes.set_title(f"{summary['days']} days: wall seconds, log scale (*extrapolated)")
+    if values:
+        contender_axes.set_xscale("log")
+        contender_axes.set_xlim(min(values) / 2, max(values) * 4)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def publish(out: Path, docs: Path, table: str) -> None:
+    """Copy the latest results into docs/: the JSON, the chart, and the table into
+    performance.md between its result markers."""
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "bench-latest.json").write_text((out / "bench-results.json").read_text())
+    (docs / "bench-scaling.png").write_bytes((out / "bench-scaling.png").read_bytes())
+    page = docs / "performance.md"
+    text = page.read_text()
+    if PUBLISH_START not in text or PUBLISH_END not in text:
+        raise ValueError(f"{page} has no {PUBLISH_START} ... {PUBLISH_END} block to replace")
+    before, rest = text.split(PUBLISH_START, 1)
+    _, after = rest.split(PUBLISH_END, 1)
+    page.write_text(f"{before}{PUBLISH_START}\n{table}{PUBLISH_END}{after}")
+
+
+def _median(values) -> float:
+    values = list(values)
+    return statistics.median(values) if values else 0.0
