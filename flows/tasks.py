@@ -60,7 +60,8 @@ def combined_code_version(versions: dict[str, str]) -> str:
 
 
 def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
-    """Create the ops relations and load the seeds: once per flow run, not per chunk."""
+    """Load the seeds, and with them create the ops relations (dbt's on-run-start hooks
+    run for every invocation): once per flow run, not per chunk."""
     warehouse = settings.warehouse_path()
     with locking.warehouse_lock(
         warehouse,
@@ -69,7 +70,6 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
         priority=context.priority,
         wait_seconds=context.lock_wait_seconds,
     ):
-        project.run_operation("refill_create_ops_relations")
         result = project.invoke(["seed"])
         if not result.success:
             raise RefillError("loading the dbt seeds failed; see logs/dbt.log")
