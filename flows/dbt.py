@@ -184,8 +184,14 @@ class DbtProject:
                 f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
                 for name, node in sorted(nodes.items())
             )
-            result = self.invoke(["compile", "--inline", expression])
+            # --no-populate-cache: the versions come from the graph; the warehouse is not
+            # opened, so a run computing them is not refused while another process writes.
+            result = self.invoke(["compile", "--inline", expression, "--no-populate-cache"])
             if not result.success:
+                # dbt leaves a failed inline node in the manifest; drop it, or every later
+                # inline compile in this process is refused as a duplicate.
+                for unique_id in [n for n in self.manifest.nodes if n.startswith("sql_operation.")]:
+                    del self.manifest.nodes[unique_id]
                 raise DbtError(f"dbt could not compute code versions: {outcome_of(result).message}")
             compiled = result.result.results[0].node.compiled_code.strip()
             self._code_versions = dict(pair.split("=", 1) for pair in compiled.split("|"))

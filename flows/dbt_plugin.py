@@ -12,6 +12,7 @@ import contextlib
 import json
 from datetime import date
 
+import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from duckdb import DuckDBPyConnection
 
@@ -51,7 +52,10 @@ def register_functions(conn: DuckDBPyConnection) -> None:
         with contextlib.suppress(Exception):  # not registered yet on this connection
             conn.remove_function(name)
         # side_effects: the landing changes between calls; DuckDB must not cache a verdict.
-        conn.create_function(name, function, parameters, return_type, side_effects=True)
+        # Already there when an earlier connection of this process registered it on the same
+        # database and another open connection kept that database alive: same function.
+        with contextlib.suppress(duckdb.CatalogException):
+            conn.create_function(name, function, parameters, return_type, side_effects=True)
 
 
 class Plugin(BasePlugin):

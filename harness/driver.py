@@ -1,0 +1,646 @@
+"""Runs a scenario's events against the real command line and checks after every event.
+
+Most runs are in-process (`flows.cli.main(argv)`: the real command line, on this
+process's parsed dbt project), with a concurrent reader polling the warehouse from its
+own connection. Kills and concurrent runs need another process: a child
+(harness/child.py) started from a warm pool, pointed at this process's Prefect server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from flows import backfill as backfill_module
+from flows import cli, locking, ops, readiness, settings
+from flows.sample_data import DATASET, write_day
+from harness import invariants
+from harness.invariants import CheckContext, ConcurrentReader, Truths, WarehouseState
+from harness.scenarios import Event, Scenario
+
+CHILD_START_SECONDS = 180
+KILL_WATCH_SECONDS = 180
+CONCURRENT_WAIT_SECONDS = 600
+
+
+class HarnessFault(RuntimeError):
+    """The failure the harness injects between a backfill's chunks."""
+
+
+@dataclass
+class Finding:
+    """A violation (an invariant broken) or a liveness finding (a run that should have
+    succeeded and did not), with what reproduces it."""
+
+    kind: str  # violation | liveness
+    invariant: str
+    detail: str
+    seed: int
+    event_number: int
+    event: str
+    variant: str | None
+
+    def lines(self) -> list[str]:
+        reproduce = f"python -m harness.run --scenarios 1 --seed {self.seed}"
+        if self.variant:
+            reproduce += f" --variant {self.variant}"
+        return [
+            f"{self.kind.upper()} {self.invariant} (seed {self.seed}, event {self.event_number}: "
+            f"{self.event})",
+            f"    {self.detail}",
+            f"    reproduce: {reproduce}",
+        ]
+
+
+@dataclass
+class Stats:
+    scenarios: int = 0
+    events: int = 0
+    landing_events: int = 0
+    in_process_runs: int = 0
+    subprocess_runs: int = 0
+    kills: int = 0
+    kills_missed: int = 0  # the child finished before the chosen moment
+    checks: int = 0  # checker passes (each evaluates every invariant)
+    reader_polls: int = 0
+    seconds: float = 0.0
+    outcomes: Counter = field(default_factory=Counter)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def invariant_checks(self) -> int:
+        return self.checks * len(invariants.INVARIANTS)
+
+    @property
+    def violations(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "violation"]
+
+    @property
+    def liveness(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "liveness"]
+
+
+@dataclass
+class RunOutcome:
+    code: int
+    message: str  # the last line refill printed (its one-line error, or its report)
+    output: str = ""
+
+    @property
+    def outcome(self) -> str:
+        if self.code == 0:
+            return "succeeded"
+        if self.code == -signal.SIGKILL:
+            return "killed"
+        text = self.message
+        for needle, name in (
+            ("harness: the backfill process fails between chunks", "fault between chunks"),
+            ("refill fault injected", "fault"),
+            ("is held by", "lock timeout"),
+            ("not ready", "not ready"),
+            ("--yes", "refused"),
+        ):
+            if needle in text:
+                return name
+        return "failed"
+
+
+# -- the webhook sink ----------------------------------------------------------------------
+
+
+class Webhook:
+    """A local notification receiver: counts each idempotency key per scenario."""
+
+    def __init__(self):
+        self.received: dict[str, Counter] = defaultdict(Counter)
+        received = self.received
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received[self.path.rsplit("/", 1)[-1]][self.headers["Idempotency-Key"]] += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, scenario: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/hook/{scenario}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# -- child processes -----------------------------------------------------------------------
+
+
+class Child:
+    def __init__(self, process: subprocess.Popen, ready_file: Path, log: Path):
+        self.process = process
+        self.ready_file = ready_file
+        self.log = log
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + CHILD_START_SECONDS
+        while not self.ready_file.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"harness child died starting: {self.tail()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError("harness child did not start in time")
+            time.sleep(0.05)
+
+    def start(self, argv: list[str], env: dict, variant: str | None) -> None:
+        job = {"argv": argv, "env": env, "variant": variant}
+        self.process.stdin.write(json.dumps(job) + "\n")
+        self.process.stdin.flush()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def retire(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def outcome(self) -> RunOutcome:
+        output = self.tail(4000)
+        lines = [line for line in output.splitlines() if line.startswith("refill")]
+        return RunOutcome(self.process.returncode, lines[-1] if lines else "", output)
+
+    def tail(self, size: int = 1500) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-size:]
+        except FileNotFoundError:
+            return ""
+
+
+class ChildPool:
+    """Keeps one child warm (Python started, refill imported, dbt parsed) for the next job."""
+
+    def __init__(self, workdir: Path, prefect_api_url: str | None):
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "PREFECT_LOGGING_LEVEL": "WARNING"}
+        self.env.pop("REFILL_INJECT_FAULT", None)
+        if prefect_api_url:
+            self.env["PREFECT_API_URL"] = prefect_api_url
+        # Parsing needs a warehouse path; the job's own paths replace these.
+        self.env["REFILL_LANDING"] = str(workdir / "landing")
+        self.env["REFILL_WAREHOUSE"] = str(workdir / "idle" / "refill.duckdb")
+        self.count = 0
+        self.spare: Child | None = None
+
+    def _spawn(self) -> Child:
+        self.count += 1
+        ready = self.workdir / f"child-{self.count}.ready"
+        log = self.workdir / f"child-{self.count}.log"
+        with log.open("w") as handle:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "harness.child", "--ready-file", str(ready)],
+                stdin=subprocess.PIPE,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                cwd=settings.PROJECT_DIR,
+                env=self.env,
+                text=True,
+            )
+        return Child(process, ready, log)
+
+    def warm_up(self) -> None:
+        if self.spare is None:
+            self.spare = self._spawn()
+
+    def take(self) -> Child:
+        child = self.spare or self._spawn()
+        self.spare = None
+        child.wait_ready()
+        return child
+
+    def close(self) -> None:
+        if self.spare is not None:
+            self.spare.retire()
+            self.spare = None
+
+
+# -- in-process runs -----------------------------------------------------------------------
+
+
+def call_cli(argv: list[str]) -> RunOutcome:
+    """`refill <argv>` in this process; its exit status and last line."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv = sys.argv
+    sys.argv = ["refill", *argv]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(argv)
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+            except Exception:  # a crash of refill is a finding, not the harness's crash
+                code = 99
+                print(f"refill crashed: {traceback.format_exc()}", file=sys.stderr)
+    finally:
+        sys.argv = saved_argv
+    output = out.getvalue() + err.getvalue()
+    refill_lines = [line for line in err.getvalue().splitlines() if line.startswith("refill")]
+    refill_lines = refill_lines or [
+        line for line in output.splitlines() if line.startswith("refill")
+    ]
+    return RunOutcome(code or 0, refill_lines[-1] if refill_lines else "", output)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str | None]):
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _reader_aware_connections(reader: ConcurrentReader | None):
+    """The flows' read-only connections pause the reader (one configuration per file in a
+    process); their read-write ones share the reader's database, as dbt's do."""
+    if reader is None:
+        yield
+        return
+    original = ops.connect
+
+    @contextlib.contextmanager
+    def connect(warehouse, read_only=False, wait_seconds=60):
+        if not read_only:
+            with original(warehouse, read_only, wait_seconds) as connection:
+                yield connection
+            return
+        with reader.paused(), original(warehouse, read_only, wait_seconds) as connection:
+            yield connection
+
+    ops.connect = connect
+    try:
+        yield
+    finally:
+        ops.connect = original
+
+
+@contextlib.contextmanager
+def _failing_between_chunks(enabled: bool):
+    """The backfill's process fails once its first chunk is committed, before the next."""
+    if not enabled:
+        yield
+        return
+    original = backfill_module._progress
+
+    def progress_then_fail(*args, **kwargs):
+        original(*args, **kwargs)
+        raise HarnessFault("harness: the backfill process fails between chunks")
+
+    backfill_module._progress = progress_then_fail
+    try:
+        yield
+    finally:
+        backfill_module._progress = original
+
+
+# -- expectations --------------------------------------------------------------------------
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def expected_to_succeed(argv: list[str], landing: Path, before: WarehouseState) -> bool:
+    """Whether refill should succeed: every day it needs is ready and no sign-off is missing.
+
+    A failure where this says yes is a liveness finding. (A run that needs sign-off it
+    was not given, or a day that has not landed, should fail, loudly.)
+    """
+    if argv[0] == "daily":
+        day = date.fromisoformat(_option(argv, "--date"))
+        return readiness.day_readiness(landing, DATASET, day).is_ready
+    start = date.fromisoformat(_option(argv, "--start"))
+    end = date.fromisoformat(_option(argv, "--end"))
+    verdicts = readiness.window_readiness(landing, DATASET, start, end)
+    if _option(argv, "--on-missing") != "skip" and not all(v.is_ready for v in verdicts):
+        return False
+    if "--yes" in argv:
+        return True
+    published = before.published()
+    for verdict in verdicts:
+        if not verdict.is_ready:
+            continue
+        for model in invariants.CHECKED_MODELS:
+            entry = published.get((model, verdict.day))
+            if entry and (entry[1] != verdict.source_fingerprint or "--restate" in argv):
+                return False
+    return True
+
+
+# -- scenarios -----------------------------------------------------------------------------
+
+
+@dataclass
+class ScenarioResult:
+    seed: int
+    events: int
+    seconds: float
+    findings: list[Finding]
+    folder: Path | None
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+class Driver:
+    """Runs scenarios for one harness invocation: a variant (or the real code), a Prefect
+    server, a webhook and a pool of warm children."""
+
+    def __init__(
+        self,
+        root: Path,
+        variant: str | None = None,
+        prefect_api_url: str | None = None,
+        stats: Stats | None = None,
+        keep_folders: bool = False,
+    ):
+        self.root = root
+        self.variant = variant
+        self.stats = stats or Stats()
+        self.keep_folders = keep_folders
+        self.webhook = Webhook()
+        self.pool = ChildPool(root / "children", prefect_api_url)
+
+    def close(self) -> None:
+        self.pool.close()
+        self.webhook.close()
+
+    def run(self, scenario: Scenario) -> ScenarioResult:
+        clock = time.monotonic()
+        folder = self.root / f"scenario-{scenario.seed}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        landing, warehouse = folder / "landing", folder / "warehouse" / "refill.duckdb"
+        landing.mkdir(parents=True)
+        run = _ScenarioRun(self, scenario, landing, warehouse)
+        with _environment(
+            {
+                "REFILL_LANDING": str(landing),
+                "REFILL_WAREHOUSE": str(warehouse),
+                "REFILL_WEBHOOK_URL": self.webhook.url(str(scenario.seed)),
+                "REFILL_INJECT_FAULT": None,
+            }
+        ):
+            run.execute()
+        self.stats.scenarios += 1
+        findings = run.findings
+        self.stats.findings += findings
+        keep = self.keep_folders or any(f.kind == "violation" for f in findings)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+        return ScenarioResult(
+            scenario.seed,
+            len(scenario.events),
+            time.monotonic() - clock,
+            findings,
+            folder if keep else None,
+            run.timings,
+        )
+
+
+class _ScenarioRun:
+    def __init__(self, driver: Driver, scenario: Scenario, landing: Path, warehouse: Path):
+        self.driver = driver
+        self.stats = driver.stats
+        self.scenario = scenario
+        self.landing = landing
+        self.warehouse = warehouse
+        self.truths = Truths(landing)
+        self.findings: list[Finding] = []
+        self.allowed_redeliveries: set[str] = set()
+        self.state = WarehouseState()
+        self.pending: list[tuple[str, str]] = []  # liveness findings of the current event
+        self.timings: list[tuple[str, float, float]] = []  # kind, run seconds, check seconds
+        self.reported: set[tuple[str, str]] = set()
+
+    def execute(self) -> None:
+        for landing in self.scenario.initial:
+            self._land(landing.day, landing.spec)
+        events = self.scenario.events
+        for number, event in enumerate(events, 1):
+            if any(later.kill_moment or later.second_argv for later in events[number - 1 :]):
+                self.driver.pool.warm_up()  # starts while the events before it run
+            before = self.state
+            context = CheckContext(before=before)
+            self.stats.events += 1
+            self.pending = []
+            started = time.monotonic()
+            try:
+                self._run_event(event, context)
+            except Exception:  # the harness itself failed: say so, keep going
+                self._finding("liveness", "harness_error", traceback.format_exc(), number, event)
+            ran = time.monotonic() - started
+            try:
+                self.state = invariants.read_state(self.warehouse)
+            except Exception as error:  # noqa: BLE001 (any failure to open is the finding)
+                detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+                self._finding("violation", "warehouse_opens", detail, number, event)
+                self.state = before
+            context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
+            context.allowed_redeliveries = set(self.allowed_redeliveries)
+            for violation in invariants.check(self.state, self.truths, context):
+                if (violation.invariant, violation.detail) not in self.reported:
+                    self.reported.add((violation.invariant, violation.detail))  # first sighting
+                    self._finding("violation", violation.invariant, violation.detail, number, event)
+            self.stats.checks += 1
+            self.timings.append((event.kind, ran, time.monotonic() - started - ran))
+            for invariant, detail in self.pending:
+                self._finding("liveness", invariant, detail, number, event)
+
+    def _finding(self, kind: str, invariant: str, detail: str, number: int, event: Event):
+        self.findings.append(
+            Finding(
+                kind,
+                invariant,
+                detail,
+                self.scenario.seed,
+                number,
+                event.describe(),
+                self.driver.variant,
+            )
+        )
+
+    def _land(self, day: date, spec) -> None:
+        write_day(self.landing, day, spec, seed=self.scenario.seed)
+        self.truths.record(day)
+
+    def _expect(self, outcome: RunOutcome, expected: bool) -> None:
+        self.stats.outcomes[outcome.outcome] += 1
+        if expected and outcome.code != 0:
+            said = outcome.message or outcome.output[-600:]
+            self.pending.append(("run_should_succeed", f"{outcome.outcome}: {said}"))
+
+    def _run_event(self, event: Event, context: CheckContext) -> None:
+        if event.landing is not None:
+            self.stats.landing_events += 1
+            self._land(event.landing.day, event.landing.spec)
+            return
+        if event.kill_moment:
+            self._run_killed(event, context)
+            return
+        if event.second_argv:
+            self._run_concurrent(event, context)
+            return
+        expected = (
+            not event.fault_persists
+            and event.kind != "between_chunks"
+            and expected_to_succeed(event.argv, self.landing, context.before)
+        )
+        outcome = self._in_process(event, context)
+        self._expect(outcome, expected)
+        if event.fault_persists and outcome.outcome == "fault" and _nothing_published(outcome):
+            context.unchanged_days = list(event.days)
+        if event.kind == "resume":
+            context.converge_days = [
+                day for day in event.days if self.truths.current_fingerprint(day) is not None
+            ]
+
+    def _in_process(self, event: Event, context: CheckContext) -> RunOutcome:
+        self.stats.in_process_runs += 1
+        reader = ConcurrentReader(self.warehouse, known_days=set(context.before.facts))
+        reader.start()
+        try:
+            with (
+                _environment({"REFILL_INJECT_FAULT": event.fault}),
+                _reader_aware_connections(reader),
+                _failing_between_chunks(event.kind == "between_chunks"),
+            ):
+                outcome = call_cli(event.argv)
+        finally:
+            context.observations = reader.stop()
+            self.stats.reader_polls += reader.polls
+        return outcome
+
+    def _child_env(self, event: Event) -> dict:
+        env = {
+            "REFILL_LANDING": str(self.landing),
+            "REFILL_WAREHOUSE": str(self.warehouse),
+            "REFILL_WEBHOOK_URL": self.driver.webhook.url(str(self.scenario.seed)),
+        }
+        if event.fault:
+            env["REFILL_INJECT_FAULT"] = event.fault
+        return env
+
+    def _run_killed(self, event: Event, context: CheckContext) -> None:
+        self.stats.subprocess_runs += 1
+        child = self.driver.pool.take()
+        child.start(event.argv, self._child_env(event), self.driver.variant)
+        killed = _kill_at(child, self.warehouse, event.kill_moment, event.kill_delay)
+        context.lock_must_be_free = not killed
+        if killed:
+            self.stats.kills += 1
+            self.stats.outcomes["killed"] += 1
+            # A kill between the webhook's answer and the outbox's "sent" may deliver again.
+            after = invariants.read_state(self.warehouse)
+            received = self.driver.webhook.received.get(str(self.scenario.seed), {})
+            self.allowed_redeliveries |= {key for key in after.unsent_keys if key in received}
+        else:
+            self.stats.kills_missed += 1
+            expected = expected_to_succeed(event.argv, self.landing, context.before)
+            self._expect(child.outcome(), expected)
+
+    def _run_concurrent(self, event: Event, context: CheckContext) -> None:
+        self.stats.subprocess_runs += 1
+        self.stats.in_process_runs += 1
+        expected_first = expected_to_succeed(event.argv, self.landing, context.before)
+        expected_second = _option(event.second_argv, "--lock-wait") != "0.5" and (
+            expected_to_succeed(event.second_argv, self.landing, context.before)
+        )
+        child = self.driver.pool.take()
+        child.start(event.argv, self._child_env(event), self.driver.variant)
+        deadline = time.monotonic() + KILL_WATCH_SECONDS
+        while child.process.poll() is None and time.monotonic() < deadline:
+            holder = locking.read_holder(self.warehouse)
+            if holder is not None and holder.pid == child.pid:
+                break
+            time.sleep(0.02)
+        second = call_cli(event.second_argv)
+        try:
+            child.process.wait(timeout=CONCURRENT_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        self._expect(child.outcome(), expected_first)
+        self._expect(second, expected_second)
+
+
+def _nothing_published(outcome: RunOutcome) -> bool:
+    """A daily run that failed published nothing; a backfill says how many days it did."""
+    match = re.search(r"published (\d+) day\(s\)", outcome.message)
+    return match is None or match.group(1) == "0"
+
+
+def _kill_at(child: Child, warehouse: Path, moment: str, delay: float) -> bool:
+    """SIGKILL the child at the moment asked; False if it finished first."""
+    started = time.monotonic()
+    deadline = started + KILL_WATCH_SECONDS
+    seen_chunk = False
+    while child.process.poll() is None:
+        now = time.monotonic()
+        if now > deadline:
+            break
+        if moment == "delay":
+            if now - started >= delay:
+                break
+        else:
+            holder = locking.read_holder(warehouse)
+            in_chunk = holder is not None and holder.pid == child.pid and bool(holder.partitions)
+            if moment == "in_chunk" and in_chunk:
+                time.sleep(delay)
+                break
+            if moment == "between_chunks":
+                if in_chunk:
+                    seen_chunk = True
+                elif seen_chunk:
+                    break
+        time.sleep(0.005)
+    if child.process.poll() is not None:
+        return False
+    child.kill()
+    return child.process.returncode == -signal.SIGKILL

@@ -1,0 +1,316 @@
+"""Seeded scenarios: a fresh landing and warehouse, a few days of payments, random events.
+
+`plan_scenario(seed)` is a pure function of the seed (`random.Random(seed)`): the days,
+what lands at first, and 3-6 events drawn from the harness's own model of the landing.
+The plan never depends on how earlier events turned out, so a seed names the same
+sequence of commands every time; only timing (where a SIGKILL lands, who wins the lock)
+can differ between two runs of one seed.
+
+Events:
+
+| kind           | what happens                                                     | where      |
+|----------------|------------------------------------------------------------------|------------|
+| daily          | `refill daily --date D`                                          | in-process |
+| backfill       | `refill backfill` over a sub-range, either order, chunks of 1-5  | in-process |
+| rerun          | a day an earlier event built, built again (daily, or --restate)  | in-process |
+| reexport       | a ready day re-exported: new amounts, fewer payments             | landing    |
+| late_file      | a day that had not landed lands (parts first, manifest later)    | landing    |
+| malformed      | a day re-exported with many malformed lines and conflicts        | landing    |
+| fault          | a run failing at after_delete, in_audit or before_ledger         | in-process |
+| between_chunks | a backfill whose process fails after its first chunk             | in-process |
+| kill           | the command in a child process, SIGKILLed at a random moment     | subprocess |
+| resume         | after a kill: the same command again, which must converge        | in-process |
+| concurrent     | a backfill in a child holds the lock; a daily run starts then    | both       |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from flows.sample_data import DaySpec
+
+FAULT_POINTS = ("after_delete", "in_audit", "before_ledger")
+CHUNK_SIZES = (1, 1, 2, 3, 5)
+FIRST_DAY = date(2025, 1, 6)  # fx rates cover 2024-2027; far from any run's clock date
+KILL_MOMENTS = ("delay", "in_chunk", "in_chunk", "between_chunks")
+
+# How often each kind is drawn. Subprocess events cost a Python start and a dbt parse
+# each, so they are rarer; the CI budget of ~30 scenarios still sees about ten kills.
+WEIGHTS = {
+    "daily": 13,
+    "backfill": 16,
+    "rerun": 12,
+    "reexport": 9,
+    "late_file": 7,
+    "malformed": 6,
+    "fault": 15,
+    "between_chunks": 6,
+    "kill": 4,
+    "concurrent": 3,
+}
+LANDING_KINDS = ("reexport", "late_file", "malformed")
+RUN_SETTINGS = ["--retry-delay", "0", "--lock-wait", "60"]
+
+
+@dataclass(frozen=True)
+class Landing:
+    """The harness writes (or re-writes) one day's export."""
+
+    day: date
+    spec: DaySpec
+    note: str
+
+
+@dataclass
+class Event:
+    kind: str
+    argv: list[str] = field(default_factory=list)  # the refill command, for run events
+    landing: Landing | None = None  # for landing events
+    fault: str | None = None  # REFILL_INJECT_FAULT for the run
+    fault_persists: bool = False  # every attempt fails (vs. only the first)
+    kill_moment: str | None = None  # delay | in_chunk | between_chunks
+    kill_delay: float = 0.0
+    second_argv: list[str] = field(default_factory=list)  # concurrent: the in-process run
+    days: list[date] = field(default_factory=list)  # the days the command covers
+
+    def describe(self) -> str:
+        if self.landing is not None:
+            return f"{self.kind}: {self.landing.note}"
+        text = f"{self.kind}: refill {' '.join(self.argv)}"
+        if self.fault:
+            text += f" [REFILL_INJECT_FAULT={self.fault}]"
+        if self.kind == "between_chunks":
+            text += " [fails after its first chunk]"
+        if self.kill_moment:
+            text += f" [SIGKILL {self.kill_moment}" + (
+                f" +{self.kill_delay:.2f}s]" if self.kill_delay else "]"
+            )
+        if self.second_argv:
+            text += f" || in-process: refill {' '.join(self.second_argv)}"
+        return text
+
+
+@dataclass
+class Scenario:
+    seed: int
+    days: list[date]
+    initial: list[Landing]
+    events: list[Event]
+
+    def describe(self) -> list[str]:
+        lines = [f"scenario {self.seed}: {self.days[0]}..{self.days[-1]}"]
+        lines += [f"  land {landing.note}" for landing in self.initial]
+        lines += [f"  {n}. {event.describe()}" for n, event in enumerate(self.events, 1)]
+        return lines
+
+
+@dataclass
+class _DayModel:
+    """What the harness has written for a day (its own model; the warehouse is not asked)."""
+
+    spec: DaySpec | None = None  # None: nothing landed
+    ready: bool = False
+
+
+def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
+    """The scenario of a seed: days, initial landing and events. Pure: same seed, same plan."""
+    rng = random.Random(seed)
+    weights = weights or WEIGHTS
+    first = FIRST_DAY + timedelta(days=rng.randrange(0, 480))
+    days = [first + timedelta(days=n) for n in range(rng.randint(3, 5))]
+    model = {day: _DayModel() for day in days}
+    built: list[date] = []
+
+    def new_spec(version: int = 1, **changes) -> DaySpec:
+        spec = DaySpec(
+            payments=rng.randint(20, 45),
+            replay_rate=0.05,
+            malformed_rate=0.05,
+            conflict_rate=0.03,
+            parts=rng.randint(1, 3),
+            export_version=version,
+        )
+        for name, value in changes.items():
+            setattr(spec, name, value)
+        return spec
+
+    def land(day: date, spec: DaySpec, note: str) -> Landing:
+        model[day].spec = spec
+        model[day].ready = spec.write_manifest
+        return Landing(day, spec, f"{day} {note}")
+
+    initial = []
+    for day in days:
+        roll = rng.random()
+        if roll < 0.75:
+            initial.append(land(day, new_spec(), "lands"))
+        elif roll < 0.88:
+            initial.append(land(day, new_spec(write_manifest=False), "parts land, no manifest"))
+        # else: nothing yet, a late file
+
+    def ready_days() -> list[date]:
+        return [day for day in days if model[day].ready]
+
+    def sub_range() -> list[date]:
+        start = rng.randrange(len(days))
+        end = rng.randrange(start, len(days))
+        return days[start : end + 1]
+
+    def daily(day: date, retries: int = 1) -> Event:
+        argv = ["daily", "--date", str(day), "--wait", "0", "--retries", str(retries)]
+        return Event("daily", argv + RUN_SETTINGS, days=[day])
+
+    def backfill(
+        window: list[date],
+        *,
+        chunk: int | None = None,
+        order: str | None = None,
+        yes: bool | None = None,
+        restate: bool | None = None,
+        skip: bool | None = None,
+        retries: int = 1,
+    ) -> Event:
+        argv = ["backfill", "--start", str(window[0]), "--end", str(window[-1])]
+        argv += ["--order", order or rng.choice(("newest-first", "oldest-first"))]
+        argv += ["--chunk-days", str(chunk or rng.choice(CHUNK_SIZES))]
+        if yes if yes is not None else rng.random() < 0.85:
+            argv.append("--yes")
+        if restate if restate is not None else rng.random() < 0.25:
+            argv.append("--restate")
+        if skip if skip is not None else rng.random() < 0.4:
+            argv += ["--on-missing", "skip"]
+        argv += ["--retries", str(retries), *RUN_SETTINGS]
+        return Event("backfill", argv, days=list(window))
+
+    def a_ready_day(prefer_built: bool = False) -> date | None:
+        ready = ready_days()
+        candidates = [day for day in built if day in ready] if prefer_built else []
+        if candidates and rng.random() < 0.75:
+            return rng.choice(candidates)
+        return rng.choice(ready) if ready else None
+
+    def draw(kind: str) -> list[Event]:
+        if kind == "daily":
+            day = a_ready_day() if rng.random() < 0.8 else rng.choice(days)
+            return [daily(day or rng.choice(days))]
+        if kind == "backfill":
+            return [backfill(sub_range())]
+        if kind == "rerun":
+            if not built:
+                return []
+            day = rng.choice(built)
+            if rng.random() < 0.5:
+                return [_as(daily(day), "rerun")]
+            window = [d for d in days if day <= d <= day + timedelta(days=rng.randint(0, 2))]
+            return [_as(backfill(window, yes=True, restate=True), "rerun")]
+        if kind == "reexport":
+            day = a_ready_day(prefer_built=True)
+            if day is None:
+                return []
+            old = model[day].spec
+            spec = new_spec(
+                old.export_version + 1,
+                payments=old.payments,
+                parts=rng.randint(1, 3),
+                amount_factor=rng.choice((1.0, 1.1, 0.93)),
+                keep_fraction=rng.choice((1.0, 1.0, 0.8)),
+            )
+            return [
+                Event("reexport", landing=land(day, spec, f"re-exported (v{spec.export_version})"))
+            ]
+        if kind == "late_file":
+            waiting = [day for day in days if not model[day].ready]
+            if not waiting:
+                return []
+            day = rng.choice(waiting)
+            if model[day].spec is not None:
+                spec = dataclasses.replace(model[day].spec, write_manifest=True)
+                return [Event("late_file", landing=land(day, spec, "manifest lands late"))]
+            if rng.random() < 0.4:
+                landing = land(day, new_spec(write_manifest=False), "parts land late, no manifest")
+            else:
+                landing = land(day, new_spec(), "lands late")
+            return [Event("late_file", landing=landing)]
+        if kind == "malformed":
+            landed = [day for day in days if model[day].spec is not None]
+            if not landed:
+                return []
+            day = rng.choice(landed)
+            old = model[day].spec
+            spec = new_spec(
+                old.export_version + 1,
+                malformed_rate=0.3,
+                conflict_rate=0.1,
+                replay_rate=0.15,
+            )
+            note = f"re-exported with malformed lines and conflicts (v{spec.export_version})"
+            return [Event("malformed", landing=land(day, spec, note))]
+        if kind == "fault":
+            point = rng.choice(FAULT_POINTS)
+            persists = rng.random() < 0.6
+            retries = 1 if persists else 2
+            if rng.random() < 0.5:
+                day = a_ready_day(prefer_built=True) or rng.choice(days)
+                event = daily(day, retries)
+            else:
+                start = a_ready_day(prefer_built=True) or days[0]
+                window = [
+                    d for d in days if start <= d <= start + timedelta(days=rng.randint(0, 2))
+                ]
+                event = backfill(window, yes=True, restate=rng.random() < 0.6, retries=retries)
+            event.kind = "fault"
+            event.fault = point if persists else f"{point}#1"
+            event.fault_persists = persists
+            return [event]
+        if kind == "between_chunks":
+            if len(days) < 2:
+                return []
+            start = rng.randrange(len(days) - 1)
+            window = days[start : start + rng.randint(2, 3)]
+            event = backfill(window, chunk=1, yes=True, restate=rng.random() < 0.5)
+            return [_as(event, "between_chunks")]
+        if kind == "kill":
+            if rng.random() < 0.3:
+                event = daily(a_ready_day() or days[0])
+            else:
+                event = backfill(sub_range(), chunk=rng.choice((1, 1, 2)), yes=True, skip=True)
+            event.kind = "kill"
+            event.kill_moment = rng.choice(KILL_MOMENTS)
+            if event.kill_moment == "delay":
+                event.kill_delay = round(rng.uniform(0.1, 4.0), 2)
+            elif event.kill_moment == "in_chunk":
+                event.kill_delay = round(rng.uniform(0.0, 1.2), 2)
+            resume = Event("resume", list(event.argv), days=list(event.days))
+            return [event, resume]
+        if kind == "concurrent":
+            start = rng.randrange(len(days) - 1)
+            window = days[start : start + rng.randint(2, 3)]
+            holder = backfill(window, chunk=1, yes=True, restate=True, skip=True)
+            holder.kind = "concurrent"
+            second = daily(a_ready_day() or days[-1])
+            lock_wait = rng.choice(("0.5", "60"))
+            holder.second_argv = [*second.argv[:-2], "--lock-wait", lock_wait]
+            holder.days = sorted(set(window) | set(second.days))
+            return [holder]
+        raise ValueError(kind)
+
+    kinds = list(weights)
+    events: list[Event] = []
+    for _ in range(rng.randint(3, 6)):
+        drawn: list[Event] = []
+        while not drawn:
+            kind = rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
+            drawn = draw(kind)
+        for event in drawn:
+            if event.landing is None and event.kind != "resume":
+                built.extend(day for day in event.days if model[day].ready and day not in built)
+        events += drawn
+    return Scenario(seed, days, initial, events)
+
+
+def _as(event: Event, kind: str) -> Event:
+    event.kind = kind
+    return event
