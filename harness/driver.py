@@ -455,6 +455,7 @@ class _ScenarioRun:
         self.truths = Truths(landing)
         self.findings: list[Finding] = []
         self.allowed_redeliveries: set[str] = set()
+        self.killed_pids: set[int] = set()
         self.state = WarehouseState()
         self.pending: list[tuple[str, str]] = []  # liveness findings of the current event
         self.timings: list[tuple[str, float, float]] = []  # kind, run seconds, check seconds
@@ -485,6 +486,7 @@ class _ScenarioRun:
                 self.state = before
             context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
             context.allowed_redeliveries = set(self.allowed_redeliveries)
+            context.killed_pids = set(self.killed_pids)
             for violation in invariants.check(self.state, self.truths, context):
                 if (violation.invariant, violation.detail) not in self.reported:
                     self.reported.add((violation.invariant, violation.detail))  # first sighting
@@ -573,8 +575,8 @@ class _ScenarioRun:
         child = self.driver.pool.take()
         child.start(event.argv, self._child_env(event), self.driver.variant)
         killed = _kill_at(child, self.warehouse, event.kill_moment, event.kill_delay)
-        context.lock_must_be_free = not killed
         if killed:
+            self.killed_pids.add(child.pid)
             self.stats.kills += 1
             self.stats.outcomes["killed"] += 1
             # A kill between the webhook's answer and the outbox's "sent" may deliver again.
