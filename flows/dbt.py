@@ -132,14 +132,6 @@ class DbtProject:
         result = self.invoke(command)
         return outcome_of(result)
 
-    def run_operation(self, macro: str, args: dict | None = None) -> None:
-        command = ["run-operation", macro]
-        if args:
-            command += ["--args", json.dumps(args)]
-        result = self.invoke(command)
-        if not result.success:
-            raise DbtError(f"dbt run-operation {macro} failed: {outcome_of(result).message}")
-
     @property
     def adapter_type(self) -> str:
         return self.manifest.metadata.adapter_type or "duckdb"
