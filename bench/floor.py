@@ -22,13 +22,26 @@ from flows.readiness import MANIFEST_NAME, PART_GLOB, day_folder
 from flows.sample_data import DATASET
 
 SCRIPT = Path(__file__).with_name("floor.sql")
+REPO = Path(__file__).resolve().parent.parent
+# refill's classification of landed lines, its one home: the floor runs the same statement.
+CLASSIFICATION_MACRO = REPO / "macros" / "rules" / "refill_classify_payment_lines.sql"
 
 
 class _Placeholders(string.Template):
     delimiter = "@"  # `$` starts DuckDB's JSON paths
 
 
-SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+SEEDS = REPO / "seeds"
+
+
+def classified_lines_sql() -> str:
+    """refill_classify_payment_lines over the script's raw_lines, markets and fx_rates.
+
+    The macro is plain SQL and Jinja (no dbt context), so jinja2 renders it as dbt does."""
+    import jinja2
+
+    call = "{{ refill_classify_payment_lines('raw_lines', 'markets', 'fx_rates') }}"
+    return jinja2.Environment().from_string(CLASSIFICATION_MACRO.read_text() + call).render()
 
 
 def render(landing: Path, start: date, end: date) -> str:
@@ -41,6 +54,7 @@ def render(landing: Path, start: date, end: date) -> str:
         manifest_files=_sql_list(f"{folder}/{MANIFEST_NAME}" for folder in folders),
         part_files=_sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
         root_length=len(landing.as_posix()),
+        classified_lines=classified_lines_sql(),
         start=start.isoformat(),
         end=end.isoformat(),
     )

@@ -1,9 +1,10 @@
 -- The floor (contender c): refill's transformation of a date range as one DuckDB script,
 -- straight from the landing files, in one transaction. Same SQL shape as the dbt staging
--- (models/staging/payments/stg_payments__lines.sql): every line read as text, parsed,
--- typed, classified (published / duplicate / quarantined with a reason), deduplicated per
--- day; then the facts with the event day's fx rate, the quarantine, daily revenue, and the
--- per-day checks refill's audits make. A failed check raises: nothing is committed.
+-- (models/staging/payments/stg_payments__lines.sql): every line read as text, then
+-- parsed, typed, classified (published / duplicate / quarantined with a reason) and
+-- deduplicated per day by refill's own macro (macros/rules/, rendered in by
+-- bench/floor.py); then the facts with the event day's fx rate, the quarantine, daily
+-- revenue, and the per-day checks refill's audits make. A failed check raises: nothing is committed.
 -- Placeholders (an at sign and a name) are filled by bench/floor.py.
 
 begin transaction;
@@ -52,98 +53,11 @@ raw_lines as (
     where not (line_number = piece_count and line_text = '')
 ),
 
-parsed as (
-    select *, try_cast(line_text as json) as line_json from raw_lines
-),
-
-typed as (
-    select
-        parsed.*,
-        json_type(line_json) as line_kind,
-        json_type(line_json, '$.transaction_id') as transaction_id_kind,
-        json_type(line_json, '$.event_ts') as event_ts_kind,
-        json_type(line_json, '$.amount') as amount_kind,
-        json_type(line_json, '$.currency') as currency_kind,
-        json_type(line_json, '$.market') as market_kind,
-        json_type(line_json, '$.status') as status_kind,
-        line_json ->> '$.transaction_id' as transaction_id,
-        line_json ->> '$.event_ts' as event_ts_text,
-        timezone('UTC', try_cast(line_json ->> '$.event_ts' as timestamptz)) as event_ts,
-        coalesce(
-            json_type(line_json, '$.event_ts') = 'VARCHAR'
-            and regexp_matches(line_json ->> '$.event_ts', '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}'),
-            false
-        ) as is_iso_timestamp,
-        try_cast(line_json ->> '$.amount' as decimal(18, 2)) as amount,
-        line_json ->> '$.currency' as currency,
-        line_json ->> '$.market' as market,
-        line_json ->> '$.status' as status
-    from parsed
-),
-
-validated as (
-    select
-        typed.*,
-        case
-            when line_json is null then 'not valid JSON'
-            when line_kind <> 'OBJECT' then 'not a JSON object'
-            when coalesce(transaction_id_kind, 'NULL') = 'NULL' then 'transaction_id missing'
-            when transaction_id_kind <> 'VARCHAR' or transaction_id = ''
-                then 'transaction_id is not a non-empty string'
-            when coalesce(event_ts_kind, 'NULL') = 'NULL' then 'event_ts missing'
-            when not is_iso_timestamp or event_ts is null then 'event_ts is not an ISO-8601 timestamp'
-            when event_ts::date <> landed_date
-                then 'event_ts ' || event_ts_text || ' is not on the partition day'
-            when coalesce(amount_kind, 'NULL') = 'NULL' then 'amount missing'
-            when amount_kind not in ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT') or amount is null
-                then 'amount is not a number'
-            when coalesce(currency_kind, 'NULL') = 'NULL' then 'currency missing'
-            when currency not in (select distinct fx_rates.currency from fx_rates)
-                then 'unknown currency ' || currency
-            when coalesce(market_kind, 'NULL') = 'NULL' then 'market missing'
-            when market not in (select markets.market from markets)
-                then 'unknown market ' || market
-            when coalesce(status_kind, 'NULL') = 'NULL' then 'status missing'
-            when status not in ('captured', 'refunded', 'failed')
-                then 'unknown status ' || status
-        end as malformed_reason
-    from typed
-),
-
-compared as (
-    select
-        validated.*,
-        min(md5(concat_ws('|', event_ts, amount, currency, market, status))) over same_transaction
-            <> max(md5(concat_ws('|', event_ts, amount, currency, market, status)))
-            over same_transaction as is_conflicting,
-        row_number() over (same_transaction order by file_name, line_number) as copy_number
-    from validated
-    window same_transaction as (
-        partition by landed_date, transaction_id, malformed_reason is null
-    )
+classified as (
+    @classified_lines
 )
 
-select
-    landed_date,
-    file_name,
-    line_number,
-    transaction_id,
-    event_ts,
-    amount,
-    currency,
-    market,
-    status,
-    case
-        when malformed_reason is not null or is_conflicting then 'quarantined'
-        when copy_number = 1 then 'published'
-        else 'duplicate'
-    end as line_status,
-    case
-        when malformed_reason is not null then malformed_reason
-        when is_conflicting then 'conflicting versions of transaction ' || transaction_id
-    end as quarantine_reason,
-    line_text
-from compared;
+select * from classified;
 
 -- the published tables: replace the range's partitions
 create table if not exists fct_payments (

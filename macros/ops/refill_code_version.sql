@@ -1,11 +1,13 @@
 {% macro refill_code_version(unique_id=none) %}
     {#--
         The code version of a model: a hash over dbt's checksum of the model and of every
-        node upstream of it (models and seeds). A fix in a staging model or in the fx seed
-        changes the version of every mart below it, so their partitions show as stale;
-        an edit elsewhere in the repository does not. Macro edits are not in dbt's node
-        checksums: a macro change that must restate history says so by bumping
-        `code_epoch` in dbt_project.yml.
+        node upstream of it (models and seeds), and over the source of every row rule
+        (a macro under macros/rules/) those nodes call. A fix in a staging model, in the
+        classification of landed lines or in the fx seed changes the version of every
+        mart below it, so their partitions show as stale; an edit elsewhere in the
+        repository does not. Other macros (audits, ledger, window plumbing) are not in
+        dbt's node checksums: a change there that must restate history says so by
+        bumping `code_epoch` in dbt_project.yml.
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set checksums = refill_upstream_checksums(unique_id or model.unique_id, []) -%}
@@ -18,8 +20,25 @@
     {%- do seen.append(unique_id) -%}
     {%- set node = graph.nodes[unique_id] -%}
     {%- set found = [unique_id ~ '=' ~ node.checksum.checksum] -%}
+    {%- for macro_id in node.depends_on.macros -%}
+        {%- do found.extend(refill_rule_checksums(macro_id, seen)) -%}
+    {%- endfor -%}
     {%- for parent in node.depends_on.nodes -%}
         {%- do found.extend(refill_upstream_checksums(parent, seen)) -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}
+
+{% macro refill_rule_checksums(macro_id, seen) %}
+    {#-- A row rule's source (and the rules it calls) as checksums; other macros give none. --#}
+    {%- set name = macro_id.split('.')[-1] -%}
+    {%- if macro_id in seen or name not in context -%}{{ return([]) }}{%- endif -%}
+    {%- do seen.append(macro_id) -%}
+    {%- set macro = context[name].macro -%}
+    {%- if not macro.original_file_path.startswith('macros/rules/') -%}{{ return([]) }}{%- endif -%}
+    {%- set found = [macro_id ~ '=' ~ local_md5(macro.macro_sql)] -%}
+    {%- for called in macro.depends_on.macros -%}
+        {%- do found.extend(refill_rule_checksums(called, seen)) -%}
     {%- endfor -%}
     {{ return(found) }}
 {% endmacro %}

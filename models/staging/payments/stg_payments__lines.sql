@@ -2,8 +2,8 @@
     Every landed line of the window, parsed, typed and classified exactly once:
     published (the first copy of a valid payment), duplicate (an identical replay)
     or quarantined (malformed, or one of several conflicting versions of a
-    transaction in a day). Dedup is per day, so a day's result never depends on
-    which other days share its window.
+    transaction in a day). The rule lives in refill_classify_payment_lines
+    (macros/rules/), shared with the benchmark's contenders.
 -#}
 
 with raw_lines as (
@@ -18,138 +18,12 @@ currencies as (
     select distinct currency from {{ ref('fx_rates_daily') }}
 ),
 
-parsed as (
-    select
-        landed_date,
-        file_name,
-        line_number,
-        line_text,
-        try_cast(line_text as json) as line_json
-    from raw_lines
-),
-
-typed as (
-    select
-        parsed.*,
-
-        -- JSON kinds, to tell a missing field from a wrong type
-        json_type(line_json) as line_kind,
-        json_type(line_json, '$.transaction_id') as transaction_id_kind,
-        json_type(line_json, '$.event_ts') as event_ts_kind,
-        json_type(line_json, '$.amount') as amount_kind,
-        json_type(line_json, '$.currency') as currency_kind,
-        json_type(line_json, '$.market') as market_kind,
-        json_type(line_json, '$.status') as status_kind,
-
-        -- ids
-        line_json ->> '$.transaction_id' as transaction_id,
-
-        -- timestamps (UTC)
-        line_json ->> '$.event_ts' as event_ts_text,
-        timezone('UTC', try_cast(line_json ->> '$.event_ts' as timestamptz)) as event_ts,
-        coalesce(
-            json_type(line_json, '$.event_ts') = 'VARCHAR'
-            and regexp_matches(line_json ->> '$.event_ts', '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}'),
-            false
-        ) as is_iso_timestamp,
-
-        -- amounts (major units)
-        try_cast(line_json ->> '$.amount' as decimal(18, 2)) as amount,
-
-        -- dimensions
-        line_json ->> '$.currency' as currency,
-        line_json ->> '$.market' as market,
-        line_json ->> '$.status' as status
-    from parsed
-),
-
-validated as (
-    select
-        typed.*,
-        case
-            when line_json is null then 'not valid JSON'
-            when line_kind <> 'OBJECT' then 'not a JSON object'
-            when coalesce(transaction_id_kind, 'NULL') = 'NULL' then 'transaction_id missing'
-            when transaction_id_kind <> 'VARCHAR' or transaction_id = ''
-                then 'transaction_id is not a non-empty string'
-            when coalesce(event_ts_kind, 'NULL') = 'NULL' then 'event_ts missing'
-            when not is_iso_timestamp or event_ts is null then 'event_ts is not an ISO-8601 timestamp'
-            when event_ts::date <> landed_date
-                then 'event_ts ' || event_ts_text || ' is not on the partition day'
-            when coalesce(amount_kind, 'NULL') = 'NULL' then 'amount missing'
-            when amount_kind not in ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT') or amount is null
-                then 'amount is not a number'
-            when coalesce(currency_kind, 'NULL') = 'NULL' then 'currency missing'
-            when currency not in (select currencies.currency from currencies)
-                then 'unknown currency ' || currency
-            when coalesce(market_kind, 'NULL') = 'NULL' then 'market missing'
-            when market not in (select markets.market from markets)
-                then 'unknown market ' || market
-            when coalesce(status_kind, 'NULL') = 'NULL' then 'status missing'
-            when status not in ('captured', 'refunded', 'failed')
-                then 'unknown status ' || status
-        end as malformed_reason
-    from typed
-),
-
-versions as (
-    select
-        validated.*,
-        -- identical replays share a content hash; conflicting versions do not
-        md5(concat_ws('|', event_ts, amount, currency, market, status)) as content_hash
-    from validated
-),
-
-compared as (
-    select
-        versions.*,
-        -- malformed lines sit in partitions of their own: they never make a valid line conflict
-        min(content_hash) over same_transaction <> max(content_hash) over same_transaction
-            as is_conflicting,
-        row_number() over (same_transaction order by file_name, line_number) as copy_number
-    from versions
-    window same_transaction as (
-        partition by landed_date, transaction_id, malformed_reason is null
-    )
+classified as (
+    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
 ),
 
 final as (
-    select
-        -- partition
-        landed_date,
-
-        -- where the line came from
-        file_name,
-        line_number,
-
-        -- ids
-        transaction_id,
-
-        -- timestamps
-        event_ts,
-
-        -- amounts
-        amount,
-
-        -- dimensions
-        currency,
-        market,
-        status,
-
-        -- classification
-        case
-            when malformed_reason is not null or is_conflicting then 'quarantined'
-            when copy_number = 1 then 'published'
-            else 'duplicate'
-        end as line_status,
-        case
-            when malformed_reason is not null then malformed_reason
-            when is_conflicting then 'conflicting versions of transaction ' || transaction_id
-        end as quarantine_reason,
-
-        -- the line as landed
-        line_text
-    from compared
+    select * from classified
 )
 
 select * from final
