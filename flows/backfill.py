@@ -28,11 +28,15 @@ from flows.tasks import (
     with_warehouse,
 )
 
-# A quarter per dbt invocation: the per-chunk cost (an invocation, audits, ledger, tests,
-# a checkpoint) is paid 4 times a year instead of 12, and a chunk of 92 days x 10,000
-# payments peaks under 1 GiB. Measured in docs/performance.md (31 -> 92 days: a year's
-# backfill 82 -> 59 s median wall, 0.5 -> 0.8 GiB peak; one 366-day chunk peaks at 1.9 GiB).
+# A chunk is one dbt invocation. It closes at DEFAULT_CHUNK_LINES landed lines (memory
+# follows lines, not days: a chunk of 500,000 lines peaks well under 1 GiB) or at
+# DEFAULT_CHUNK_DAYS days, whichever comes first. Each chunk pays about a second of work
+# that does not depend on its size (an invocation, four models' audits and ledger rows,
+# ~25 window-scoped tests): 500,000 lines (50 days at 10,000 payments a day) keeps that
+# under a fifth of a chunk, so a 30-day range costs about what a year costs per day.
+# Measured in docs/performance.md.
 DEFAULT_CHUNK_DAYS = 92
+DEFAULT_CHUNK_LINES = 500_000
 DEPLOYMENT_RETRY_DELAYS = [300, 600]
 
 
@@ -98,6 +102,7 @@ def make_plan(
     statuses: list[partition_status.DayStatus],
     *,
     chunk_days: int,
+    chunk_lines: int = 0,
     order: str,
     restate: bool,
     on_missing: str,
@@ -117,7 +122,10 @@ def make_plan(
         to_build = sorted(set(to_build) | set(not_ready))
     elif on_missing == "wait":
         deferred = not_ready
-    chunks = planning.plan_chunks(to_build, chunk_days, order)
+    landed_lines = {status.day: status.readiness.manifest_records or 0 for status in statuses}
+    chunks = planning.plan_chunks(
+        to_build, chunk_days, order, lines=landed_lines, chunk_lines=chunk_lines
+    )
     # Restating = changing numbers readers have seen: stale days, and current ones rebuilt
     # on purpose. A missing or failed day rebuilds to the numbers already published, if any.
     restated = {
@@ -156,6 +164,7 @@ def backfill(
     end: date,
     order: str = "newest-first",
     chunk_days: int = DEFAULT_CHUNK_DAYS,
+    chunk_lines: int = DEFAULT_CHUNK_LINES,
     max_concurrency: int = 1,
     restate: bool = False,
     confirm: bool = False,
@@ -173,7 +182,7 @@ def backfill(
     """Rebuild a range of days in chunks. `start` and `end` are required (no default range)."""
     logger = get_run_logger()
     clock = time.monotonic()
-    planning.validate_options(order, chunk_days, max_concurrency, on_missing)
+    planning.validate_options(order, chunk_days, max_concurrency, on_missing, chunk_lines)
     window = planning.parse_range(start, end)
     project = shared_project()
     _, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
@@ -195,6 +204,7 @@ def backfill(
         selection.models,
         statuses,
         chunk_days=chunk_days,
+        chunk_lines=chunk_lines,
         order=order,
         restate=restate,
         on_missing=on_missing,
@@ -237,6 +247,7 @@ def backfill(
         "end": window.end,
         "order": order,
         "chunk_days": chunk_days,
+        "chunk_lines": chunk_lines,
         "restate": restate,
         "on_missing": on_missing,
         "select": select,
@@ -284,7 +295,15 @@ def backfill(
     done = run_chunks(plan.chunks, total, 0)
     if done >= 0 and plan.deferred:
         done = _wait_for_late_days(
-            plan, report, run_chunks, wait_for_late_seconds, poll_seconds, chunk_days, logger, done
+            plan,
+            report,
+            run_chunks,
+            wait_for_late_seconds,
+            poll_seconds,
+            chunk_days,
+            chunk_lines,
+            logger,
+            done,
         )
     if on_missing == "skip" and plan.not_ready:
         report.skipped_not_ready = list(plan.not_ready)
@@ -314,21 +333,21 @@ def backfill(
 
 
 def _wait_for_late_days(
-    plan, report, run_chunks, wait_seconds, poll_seconds, chunk_days, logger, done
+    plan, report, run_chunks, wait_seconds, poll_seconds, chunk_days, chunk_lines, logger, done
 ) -> int:
     """--on-missing wait: the ready chunks ran first; now build late days as they land."""
     deadline = time.monotonic() + wait_seconds
     pending = list(plan.deferred)
     while pending:
-        landed = [
-            day
-            for day in pending
-            if readiness.day_readiness(settings.landing_root(), DATASET, day).is_ready
-        ]
+        verdicts = [readiness.day_readiness(settings.landing_root(), DATASET, d) for d in pending]
+        landed = [verdict.day for verdict in verdicts if verdict.is_ready]
         if landed:
             for day in landed:
                 plan.states[day] = DayState.MISSING
-            chunks = planning.plan_chunks(landed, chunk_days, "newest-first")
+            lines = {verdict.day: verdict.manifest_records or 0 for verdict in verdicts}
+            chunks = planning.plan_chunks(
+                landed, chunk_days, "newest-first", lines=lines, chunk_lines=chunk_lines
+            )
             done = run_chunks(chunks, done + len(chunks), done)
             pending = [day for day in pending if day not in landed]
             continue

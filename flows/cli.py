@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 from flows import planning
-from flows.backfill import DEFAULT_CHUNK_DAYS
+from flows.backfill import DEFAULT_CHUNK_DAYS, DEFAULT_CHUNK_LINES
 from flows.errors import RefillError
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -65,12 +65,15 @@ def cmd_daily(args: argparse.Namespace) -> int:
 
 def cmd_backfill(args: argparse.Namespace) -> int:
     window = planning.parse_range(args.start, args.end)
-    planning.validate_options(args.order, args.chunk_days, args.max_concurrency, args.on_missing)
+    planning.validate_options(
+        args.order, args.chunk_days, args.max_concurrency, args.on_missing, args.chunk_lines
+    )
     from flows.backfill import backfill
     from flows.tasks import run_flow
 
     print(
-        f"refill backfill: {window} {args.order}, chunks of {args.chunk_days} day(s), "
+        f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s) "
+        f"and {args.chunk_lines:,} lines, "
         f"on-missing {args.on_missing}"
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
@@ -81,6 +84,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         end=window.end,
         order=args.order,
         chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
         max_concurrency=args.max_concurrency,
         restate=args.restate,
         confirm=args.yes,
@@ -137,6 +141,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
         end=days[-1],
         order="newest-first",
         chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
         confirm=args.yes,
         only_days=days,
         retries=args.retries,
@@ -158,6 +163,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="refill", description="Safe backfills and reruns of partitioned data."
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+
+    def chunk_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--chunk-days",
+            type=int,
+            default=DEFAULT_CHUNK_DAYS,
+            help=f"at most this many days per dbt invocation ({DEFAULT_CHUNK_DAYS})",
+        )
+        command.add_argument(
+            "--chunk-lines",
+            type=int,
+            default=DEFAULT_CHUNK_LINES,
+            help=f"at most this many landed lines per chunk, 0: no limit ({DEFAULT_CHUNK_LINES})",
+        )
 
     def retry_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--retries", type=int, default=3, help="attempts per chunk (3)")
@@ -184,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--start", help="first day, YYYY-MM-DD (required)")
     backfill.add_argument("--end", help="last day, YYYY-MM-DD, inclusive (required)")
     backfill.add_argument("--order", default="newest-first", help="newest-first | oldest-first")
-    backfill.add_argument("--chunk-days", type=int, default=DEFAULT_CHUNK_DAYS)
+    chunk_options(backfill)
     backfill.add_argument("--max-concurrency", type=int, default=1)
     backfill.add_argument(
         "--restate", action="store_true", help="rebuild published days that are current"
@@ -211,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--fix", action="store_true", help="backfill them, newest-first")
             command.add_argument("--yes", action="store_true", help="sign off restating")
             command.add_argument("--min-hole-hours", type=int, default=3)
-            command.add_argument("--chunk-days", type=int, default=DEFAULT_CHUNK_DAYS)
+            chunk_options(command)
             retry_options(command)
         command.set_defaults(handler=handler)
 

@@ -6,7 +6,7 @@ unit-tested on its own. The flows gather the facts and call these.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
@@ -80,11 +80,17 @@ def parse_range(start: str | date | None, end: str | date | None) -> DateRange:
     return DateRange(first, last)
 
 
-def validate_options(order: str, chunk_days: int, max_concurrency: int, on_missing: str) -> None:
+def validate_options(
+    order: str, chunk_days: int, max_concurrency: int, on_missing: str, chunk_lines: int = 0
+) -> None:
     if order not in ORDERS:
         raise RefillError(f"--order {order!r} is not one of {', '.join(ORDERS)}")
     if not isinstance(chunk_days, int) or chunk_days < 1:
         raise RefillError(f"--chunk-days must be a whole number of days >= 1, got {chunk_days!r}")
+    if not isinstance(chunk_lines, int) or chunk_lines < 0:
+        raise RefillError(
+            f"--chunk-lines must be a whole number >= 0 (0: no limit), got {chunk_lines!r}"
+        )
     if not isinstance(max_concurrency, int) or max_concurrency < 1:
         raise RefillError(f"--max-concurrency must be >= 1, got {max_concurrency!r}")
     if on_missing not in ON_MISSING:
@@ -134,9 +140,19 @@ def days_to_build(states: dict[date, DayState], restate: bool) -> list[date]:
     return sorted(day for day, state in states.items() if state in wanted)
 
 
-def plan_chunks(days: Iterable[date], chunk_days: int, order: str) -> list[Chunk]:
-    """Cut days into windows of at most `chunk_days` consecutive days, in `order`.
+def plan_chunks(
+    days: Iterable[date],
+    chunk_days: int,
+    order: str,
+    *,
+    lines: Mapping[date, int] | None = None,
+    chunk_lines: int | None = None,
+) -> list[Chunk]:
+    """Cut days into windows of consecutive days, in `order`.
 
+    A chunk holds at most `chunk_days` days and, when `chunk_lines` is given, at most
+    that many landed lines (`lines`: the day's manifest records), so a chunk's memory
+    follows its data, not the calendar; a day above the limit gets a chunk of its own.
     A chunk never spans a day that is not in `days`: a window is a range, and a
     published day inside it would be rewritten for nothing.
     """
@@ -144,18 +160,28 @@ def plan_chunks(days: Iterable[date], chunk_days: int, order: str) -> list[Chunk
     run: list[date] = []
     for day in sorted(set(days)):
         if run and (day - run[-1]).days != 1:
-            chunks += _cut(run, chunk_days)
+            chunks += _cut(run, chunk_days, lines or {}, chunk_lines)
             run = []
         run.append(day)
-    chunks += _cut(run, chunk_days)
+    chunks += _cut(run, chunk_days, lines or {}, chunk_lines)
     return list(reversed(chunks)) if order == "newest-first" else chunks
 
 
-def _cut(run: list[date], chunk_days: int) -> list[Chunk]:
-    return [
-        Chunk(run[i], run[min(i + chunk_days, len(run)) - 1])
-        for i in range(0, len(run), chunk_days)
-    ]
+def _cut(
+    run: list[date], chunk_days: int, lines: Mapping[date, int], chunk_lines: int | None
+) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    first, held = 0, 0
+    for index, day in enumerate(run):
+        landed = lines.get(day) or 0
+        full = index - first >= chunk_days or (chunk_lines and held + landed > chunk_lines)
+        if index > first and full:
+            chunks.append(Chunk(run[first], run[index - 1]))
+            first, held = index, 0
+        held += landed
+    if run:
+        chunks.append(Chunk(run[first], run[-1]))
+    return chunks
 
 
 def effective_concurrency(requested: int, adapter_type: str) -> tuple[int, str | None]:

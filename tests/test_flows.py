@@ -92,6 +92,20 @@ def test_chunks_run_in_the_order_asked(workspace, order):
     assert first_published[0] in expected[0] and first_published[-1] in expected[-1]
 
 
+def test_a_busy_day_gets_a_smaller_chunk_when_chunks_are_cut_by_lines(workspace):
+    # GIVEN four quiet days (about 50 lines each) with a busy one (about 400) among them
+    write_days(workspace.landing, D1, 4, DaySpec(payments=50))
+    write_day(workspace.landing, d(3), DaySpec(payments=400))
+
+    # WHEN they are backfilled in chunks of up to 4 days and 150 landed lines
+    report = run_backfill(start=d(1), end=d(4), order="oldest-first", chunk_days=4, chunk_lines=150)
+
+    # THEN the chunks close at the line limit, the busy day alone, and every day is built
+    expected = [(d(1), d(2)), (d(3), d(3)), (d(4), d(4))]
+    assert chunks_in_order(workspace.warehouse) == expected
+    assert sorted(report.published) == [d(1), d(2), d(3), d(4)]
+
+
 def test_a_failed_chunk_then_a_rerun_builds_only_what_is_not_published(workspace, monkeypatch):
     # GIVEN six days, and the chunk of days 3-4 forced to fail on every attempt
     write_days(workspace.landing, D1, 6, DaySpec(payments=50))

@@ -53,6 +53,11 @@ def test_bad_options_are_refused(order, chunk_days, concurrency, on_missing, mes
         planning.validate_options(order, chunk_days, concurrency, on_missing)
 
 
+def test_a_negative_line_limit_is_refused():
+    with pytest.raises(RefillError, match="--chunk-lines must be"):
+        planning.validate_options("newest-first", 7, 1, "fail", chunk_lines=-1)
+
+
 def test_chunks_cover_the_days_in_order_and_never_span_a_gap():
     todo = days(0, 1, 2, 3, 4, 7, 8)
 
@@ -67,6 +72,25 @@ def test_chunks_cover_the_days_in_order_and_never_span_a_gap():
     ]
     assert newest == list(reversed(oldest))
     assert sorted(d for chunk in newest for d in chunk.days) == todo
+
+
+def test_chunks_are_cut_by_landed_lines_within_the_day_limit():
+    todo = days(0, 1, 2, 3, 4, 5)
+    lines = dict(zip(todo, [300, 300, 400, 2000, 100, 100], strict=True))
+
+    chunks = planning.plan_chunks(todo, 3, "oldest-first", lines=lines, chunk_lines=1000)
+
+    # a chunk closes before it would exceed 1,000 lines (or 3 days); a day above the
+    # limit is built alone rather than refused
+    assert chunks == [
+        Chunk(D, D + timedelta(2)),
+        Chunk(D + timedelta(3), D + timedelta(3)),
+        Chunk(D + timedelta(4), D + timedelta(5)),
+    ]
+    assert planning.plan_chunks(todo, 3, "oldest-first", lines=lines, chunk_lines=0) == [
+        Chunk(D, D + timedelta(2)),
+        Chunk(D + timedelta(3), D + timedelta(5)),
+    ]
 
 
 def state(**overrides) -> DayState:
