@@ -87,7 +87,11 @@ class DbtProject:
             from dbt.cli.main import dbtRunner
 
             export_paths()
-            result = dbtRunner().invoke(["parse", *self._log_flags(), *self._common_args()])
+            # --no-write-json: manifest.json is written by the run's first dbt command that
+            # does work; writing it here too costs ~0.3 s per command (partial parsing's own
+            # target/partial_parse.msgpack is still written).
+            command = ["parse", "--no-write-json", *self._log_flags(), *self._common_args()]
+            result = dbtRunner().invoke(command)
             if not result.success:
                 raise DbtError(f"dbt parse failed: {_one_line(result.exception)}")
             self._manifest = result.result
