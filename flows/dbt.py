@@ -7,6 +7,7 @@ about 0.15 s. A year of daily chunks must pay the second, not the first.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -86,7 +87,11 @@ class DbtProject:
             from dbt.cli.main import dbtRunner
 
             export_paths()
-            result = dbtRunner().invoke(["parse", *self._log_flags(), *self._common_args()])
+            # --no-write-json: manifest.json is written by the run's first dbt command that
+            # does work; writing it here too costs ~0.3 s per command (partial parsing's own
+            # target/partial_parse.msgpack is still written).
+            command = ["parse", "--no-write-json", *self._log_flags(), *self._common_args()]
+            result = dbtRunner().invoke(command)
             if not result.success:
                 raise DbtError(f"dbt parse failed: {_one_line(result.exception)}")
             self._manifest = result.result
@@ -169,25 +174,82 @@ class DbtProject:
 
     def code_versions(self) -> dict[str, str]:
         """The current code version of every partitioned model, as dbt computes it
-        (refill_code_version): one compile of an inline expression, not one per model."""
+        (refill_code_version): one compile of an inline expression, not one per model.
+
+        The answer is kept in the target folder under a key of everything the macro reads
+        (the graph's checksums and edges, the project's macros, dbt_project.yml for
+        code_epoch): a command on an unchanged project reads it instead of compiling."""
         if self._code_versions is None:
             nodes = self.partitioned_models()
-            expression = "|".join(
-                f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
-                for name, node in sorted(nodes.items())
-            )
-            # --no-populate-cache: the versions come from the graph; the warehouse is not
-            # opened, so a run computing them is not refused while another process writes.
-            result = self.invoke(["compile", "--inline", expression, "--no-populate-cache"])
-            if not result.success:
-                # dbt leaves a failed inline node in the manifest; drop it, or every later
-                # inline compile in this process is refused as a duplicate.
-                for unique_id in [n for n in self.manifest.nodes if n.startswith("sql_operation.")]:
-                    del self.manifest.nodes[unique_id]
-                raise DbtError(f"dbt could not compute code versions: {outcome_of(result).message}")
-            compiled = result.result.results[0].node.compiled_code.strip()
-            self._code_versions = dict(pair.split("=", 1) for pair in compiled.split("|"))
+            key = self._code_version_key(nodes)
+            cache = self.target_dir() / CODE_VERSIONS_FILE
+            self._code_versions = _read_cached(cache, key)
+            if self._code_versions is None:
+                self._code_versions = self._compile_code_versions(nodes)
+                _write_cached(cache, key, self._code_versions)
         return self._code_versions
+
+    def _compile_code_versions(self, nodes: dict[str, object]) -> dict[str, str]:
+        expression = "|".join(
+            f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
+            for name, node in sorted(nodes.items())
+        )
+        # --no-populate-cache: the versions come from the graph; the warehouse is not
+        # opened, so a run computing them is not refused while another process writes.
+        result = self.invoke(["compile", "--inline", expression, "--no-populate-cache"])
+        if not result.success:
+            # dbt leaves a failed inline node in the manifest; drop it, or every later
+            # inline compile in this process is refused as a duplicate.
+            for unique_id in [n for n in self.manifest.nodes if n.startswith("sql_operation.")]:
+                del self.manifest.nodes[unique_id]
+            raise DbtError(f"dbt could not compute code versions: {outcome_of(result).message}")
+        compiled = result.result.results[0].node.compiled_code.strip()
+        return dict(pair.split("=", 1) for pair in compiled.split("|"))
+
+    def _code_version_key(self, nodes: dict[str, object]) -> str:
+        graph = sorted(
+            (unique_id, node.checksum.checksum, sorted(getattr(node.depends_on, "nodes", [])))
+            for unique_id, node in self.manifest.nodes.items()
+            if not unique_id.startswith("sql_operation.")
+        )
+        return _fingerprint(
+            graph,
+            sorted(nodes),
+            self._project_macros(),
+            (self.project_dir / "dbt_project.yml").read_text(),
+        )
+
+    def _project_macros(self) -> list[tuple[str, str]]:
+        name = self.manifest.metadata.project_name
+        return sorted(
+            (unique_id, macro.macro_sql)
+            for unique_id, macro in self.manifest.macros.items()
+            if macro.package_name == name
+        )
+
+    def target_dir(self) -> Path:
+        """dbt's target folder: DBT_TARGET_PATH, else target-path of dbt_project.yml."""
+        return self.project_dir / os.environ.get("DBT_TARGET_PATH", "target")
+
+    def seeds(self) -> dict[str, tuple[str, str]]:
+        """Every seed of the project: unique id -> (schema, table)."""
+        return {
+            unique_id: (node.schema, _relation_name(node))
+            for unique_id, node in self.manifest.nodes.items()
+            if node.resource_type == "seed"
+        }
+
+    def seed_load_key(self) -> str:
+        """What a `dbt seed` loads and creates: the seed files and their config, and the
+        on-run-start DDL with the macros it calls. Equal keys, equal warehouse effect."""
+        nodes = self.manifest.nodes.values()
+        seeds = sorted(
+            (n.unique_id, n.checksum.checksum, n.relation_name, n.config.to_dict())
+            for n in nodes
+            if n.resource_type == "seed"
+        )
+        hooks = sorted((n.unique_id, n.raw_code) for n in nodes if n.resource_type == "operation")
+        return _fingerprint(seeds, hooks, self._project_macros())
 
 
 @dataclass(frozen=True)
@@ -219,6 +281,32 @@ def release_warehouse() -> None:
             environment.close()
         finally:
             DuckDBConnectionManager._ENV = None
+
+
+CODE_VERSIONS_FILE = "refill_code_versions.json"
+
+
+def _fingerprint(*parts) -> str:
+    from dbt.version import __version__ as dbt_version
+
+    text = json.dumps([dbt_version, *parts], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _read_cached(path: Path, key: str) -> dict[str, str] | None:
+    try:
+        cached = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return cached.get("versions") if cached.get("key") == key else None
+
+
+def _write_cached(path: Path, key: str, versions: dict[str, str]) -> None:
+    """Write atomically: a concurrent command reads the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps({"key": key, "versions": versions}, sort_keys=True))
+    os.replace(partial, path)
 
 
 def _relation_name(node) -> str:

@@ -55,6 +55,24 @@ def has_ops(connection) -> bool:
     return bool(found and found[0])
 
 
+def seeds_are_loaded(connection, seeds: dict[str, tuple[str, str]], load_key: str) -> bool:
+    """True when every seed (unique id -> schema, table) is in the warehouse, loaded by the
+    flows with `load_key` (ops.seed_loads, written by the seeds' post-hook)."""
+    try:
+        loaded = dict(connection.execute("select seed_id, load_key from ops.seed_loads").fetchall())
+        tables = set(
+            connection.execute(
+                "select table_schema, table_name from information_schema.tables"
+            ).fetchall()
+        )
+    except duckdb.CatalogException:  # a warehouse from before ops.seed_loads
+        return False
+    return has_ops(connection) and all(
+        loaded.get(seed_id) == load_key and relation in tables
+        for seed_id, relation in seeds.items()
+    )
+
+
 # -- run log -------------------------------------------------------------------------------
 
 

@@ -7,13 +7,21 @@ directly before they build or while they wait for a late file.
 A day is ready only when its `_SUCCESS` manifest exists, parses, names the day,
 and agrees with the part files it describes: the number of files and the number
 of lines (every line, malformed or not, is a record).
+
+One process asks about the same day several times (the plan, dbt's gate in each
+chunk, the board at the end); the per-file work, a line count and a hash, is
+memoized by the file's identity, so an unchanged file is read once per process
+and a rewritten one is always read again.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -21,6 +29,10 @@ from pathlib import Path
 MANIFEST_NAME = "_SUCCESS"
 PART_GLOB = "part-*.jsonl"
 _DT_FOLDER = re.compile(r"^dt=(\d{4}-\d{2}-\d{2})$")
+# A file changed this recently may still be changing within the file system's clock
+# granularity (a rewrite of the same size in the same tick keeps its mtime): it is read
+# again on every call until it is older than this, as git treats "racily clean" files.
+SETTLED_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -87,8 +99,8 @@ def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
     if len(parts) != manifest_files:
         return _with_reason(partial, f"_SUCCESS lists {manifest_files} files, found {len(parts)}")
 
-    contents = [p.read_bytes() for p in parts]
-    lines = sum(count_lines(c) for c in contents)
+    summaries = [part_summary(p) for p in parts]
+    lines = sum(summary.lines for summary in summaries)
     if lines != manifest_records:
         return _with_reason(
             partial, f"_SUCCESS lists {manifest_records} records, files hold {lines}"
@@ -102,15 +114,41 @@ def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
         manifest_files,
         manifest_records,
         manifest.get("exported_at"),
-        source_fingerprint(manifest_bytes, contents),
+        source_fingerprint(manifest_bytes, [summary.sha256 for summary in summaries]),
     )
 
 
-def source_fingerprint(manifest_bytes: bytes, part_contents: list[bytes]) -> str:
-    """What a re-export changes: the manifest and the bytes it describes."""
+@dataclass(frozen=True)
+class PartSummary:
+    """What the rule needs of one part file: its lines and the hash of its bytes."""
+
+    lines: int
+    sha256: bytes
+
+
+def part_summary(path: Path) -> PartSummary:
+    """The part file's summary, read once per identity (path, size, mtime, ctime, inode)."""
+    stat = path.stat()
+    if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < SETTLED_NS:
+        return _summarize(path.read_bytes())
+    identity = (os.fspath(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+    return _settled_part_summary(identity)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _settled_part_summary(identity: tuple) -> PartSummary:
+    return _summarize(Path(identity[0]).read_bytes())
+
+
+def _summarize(content: bytes) -> PartSummary:
+    return PartSummary(count_lines(content), hashlib.sha256(content).digest())
+
+
+def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:
+    """What a re-export changes: the manifest and the bytes it describes (by their sha256)."""
     digest = hashlib.sha256(manifest_bytes)
-    for content in part_contents:
-        digest.update(hashlib.sha256(content).digest())
+    for part_digest in part_digests:
+        digest.update(part_digest)
     return digest.hexdigest()[:16]
 
 

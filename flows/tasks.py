@@ -61,8 +61,11 @@ def combined_code_version(versions: dict[str, str]) -> str:
 
 def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     """Load the seeds, and with them create the ops relations (dbt's on-run-start hooks
-    run for every invocation): once per flow run, not per chunk."""
+    run for every invocation): once per flow run, not per chunk, and not at all when the
+    warehouse already holds them from seeds and DDL of the same content (ops.seed_loads).
+    A fresh warehouse, a changed seed or a changed macro always loads."""
     warehouse = settings.warehouse_path()
+    load_key = project.seed_load_key()
     with locking.warehouse_lock(
         warehouse,
         run_id=context.run_id,
@@ -70,7 +73,11 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
         priority=context.priority,
         wait_seconds=context.lock_wait_seconds,
     ):
-        result = project.invoke(["seed"])
+        if warehouse.exists():
+            with ops.connect(warehouse) as connection:
+                if ops.seeds_are_loaded(connection, project.seeds(), load_key):
+                    return
+        result = project.invoke(["seed", "--vars", json.dumps({"refill_seed_key": load_key})])
         if not result.success:
             raise RefillError("loading the dbt seeds failed; see logs/dbt.log")
 

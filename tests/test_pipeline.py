@@ -344,3 +344,80 @@ def test_the_dbt_unit_tests_pass(dbt_project, workspace):
 
     assert result.success
     assert len(result.result.results) >= 5
+
+
+def test_seeds_load_on_a_fresh_warehouse_then_only_when_their_content_changed(
+    dbt_project, workspace, monkeypatch
+):
+    from dbt.contracts.files import FileHash
+
+    from flows import locking
+    from flows.tasks import RunContext, prepare_warehouse
+
+    context = RunContext("test-seeds", "test", locking.HISTORY, False, None, 60)
+    invoked: list[str] = []
+    invoke = dbt_project.invoke
+    monkeypatch.setattr(dbt_project, "invoke", lambda cmd: invoked.append(cmd[0]) or invoke(cmd))
+
+    # GIVEN a fresh warehouse: the seeds are loaded and the ops relations created
+    prepare_warehouse(dbt_project, context)
+    assert invoked == ["seed"]
+    assert query(workspace.warehouse, "select count(*) from ops.partition_ledger") == [(0,)]
+    fx_rates = query(workspace.warehouse, "select count(*) from reference.fx_rates_daily")
+
+    # WHEN the next run prepares it with the same seeds: nothing is reloaded
+    prepare_warehouse(dbt_project, context)
+    assert invoked == ["seed"]
+
+    # WHEN a seed file changes (its checksum in the parsed project): it is reloaded, once
+    seed = dbt_project.manifest.nodes["seed.refill.fx_rates_daily"]
+    original = seed.checksum
+    monkeypatch.setattr(seed, "checksum", FileHash.from_contents("a corrected rate"))
+    prepare_warehouse(dbt_project, context)
+    prepare_warehouse(dbt_project, context)
+    assert invoked == ["seed", "seed"]
+
+    # WHEN the seeds were loaded outside the flows (a plain `dbt seed`, no key): reloaded
+    seed.checksum = original
+    prepare_warehouse(dbt_project, context)
+    assert dbt_project.invoke(["seed"]).success
+    prepare_warehouse(dbt_project, context)
+    assert invoked == ["seed", "seed", "seed", "seed", "seed"]
+    assert query(workspace.warehouse, "select count(*) from reference.fx_rates_daily") == fx_rates
+
+
+def test_code_versions_are_compiled_once_per_project_content(dbt_project, monkeypatch, tmp_path):
+    from dbt.contracts.files import FileHash
+
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
+    monkeypatch.setattr(dbt_project, "_code_versions", None)
+    compiles: list[int] = []
+    compile_versions = dbt_project._compile_code_versions
+    monkeypatch.setattr(
+        dbt_project,
+        "_compile_code_versions",
+        lambda nodes: compiles.append(1) or compile_versions(nodes),
+    )
+
+    # GIVEN the versions computed once by dbt (the macro is their one home)
+    versions = dbt_project.code_versions()
+    assert len(compiles) == 1 and "fct_payments" in versions
+
+    # WHEN a later command asks on the unchanged project: read from the target folder
+    dbt_project._code_versions = None
+    assert dbt_project.code_versions() == versions
+    assert len(compiles) == 1
+
+    # WHEN a model upstream of the marts changes (as a new parse would see it): recompiled
+    staging = dbt_project.manifest.nodes["model.refill.stg_payments__lines"]
+    original = staging.checksum
+    try:
+        staging.checksum = FileHash.from_contents("a fixed parser")
+        dbt_project.manifest.build_flat_graph()
+        dbt_project._code_versions = None
+        changed = dbt_project.code_versions()
+    finally:
+        staging.checksum = original
+        dbt_project.manifest.build_flat_graph()
+    assert len(compiles) == 2
+    assert changed["fct_payments"] != versions["fct_payments"]

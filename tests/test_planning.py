@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import date, timedelta
 
 import pytest
@@ -157,6 +158,52 @@ def test_a_reexport_changes_the_fingerprint(tmp_path):
     before = readiness.day_readiness(tmp_path, DATASET, D).source_fingerprint
     write_day(tmp_path, D, DaySpec(payments=20, amount_factor=2, export_version=2))
     assert readiness.day_readiness(tmp_path, DATASET, D).source_fingerprint != before
+
+
+def test_an_unchanged_day_is_read_once_per_process(tmp_path, monkeypatch):
+    # GIVEN a landed day whose files have settled (any age counts as settled here)
+    monkeypatch.setattr(readiness, "SETTLED_NS", 0)
+    write_day(tmp_path, D, DaySpec(payments=20, parts=2))
+    first = readiness.day_readiness(tmp_path, DATASET, D)
+    reads = []
+    monkeypatch.setattr(readiness, "_summarize", lambda content: reads.append(content))
+    # WHEN the rule is asked again about the same, untouched day
+    again = readiness.day_readiness(tmp_path, DATASET, D)
+    # THEN no part file is read again, and the verdict is the same
+    assert reads == []
+    assert again == first and again.is_ready
+
+
+def test_a_reexported_day_is_never_served_from_the_cache(tmp_path, monkeypatch):
+    # GIVEN a ready day whose part summaries are cached
+    monkeypatch.setattr(readiness, "SETTLED_NS", 0)
+    write_day(tmp_path, D, DaySpec(payments=20))
+    before = readiness.day_readiness(tmp_path, DATASET, D)
+    part = readiness.day_folder(tmp_path, DATASET, D) / "part-0000.jsonl"
+    stat = part.stat()
+    # WHEN one part file is rewritten in place: same size, same mtime, different bytes
+    content = part.read_bytes()
+    part.write_bytes(content.replace(b'"', b"'", 1))
+    os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = readiness.day_readiness(tmp_path, DATASET, D)
+    # THEN the verdict is computed from the new bytes (ctime moved), not served stale
+    assert part.stat().st_size == stat.st_size
+    assert after.source_fingerprint != before.source_fingerprint
+    # AND a re-export that drops a line is not ready, whatever was cached
+    write_day(tmp_path, D, DaySpec(payments=20))
+    lines = part.read_bytes().splitlines(keepends=True)
+    part.write_bytes(b"".join(lines[:-1]))
+    assert "records" in readiness.day_readiness(tmp_path, DATASET, D).reason
+
+
+def test_a_file_still_being_written_is_not_cached(tmp_path):
+    # GIVEN a day written just now (younger than SETTLED_NS) and an empty cache
+    write_day(tmp_path, D, DaySpec(payments=20))
+    readiness._settled_part_summary.cache_clear()
+    # WHEN the rule reads it
+    assert readiness.day_readiness(tmp_path, DATASET, D).is_ready
+    # THEN nothing is memoized: a rewrite within the file system's clock tick is still seen
+    assert readiness._settled_part_summary.cache_info().currsize == 0
 
 
 def test_hour_holes_are_runs_of_empty_hours_between_busy_ones():

@@ -71,6 +71,16 @@
         last_error varchar
     );
 
+    {#-- Which content each seed was last loaded with (refill_record_seed_load, a seed
+         post-hook): the flows skip `dbt seed` when every seed holds its current content.
+         A load without the flows' key (a plain `dbt seed` or `dbt build`) records none,
+         so the next flow run reloads. --#}
+    create table if not exists ops.seed_loads (
+        seed_id varchar not null,
+        load_key varchar,
+        loaded_at timestamp not null
+    );
+
     {#-- Per model: the last day up to which every partition since the first is published,
          and when that was. What a dashboard can print as "data as of". --#}
     create or replace view ops.data_as_of as

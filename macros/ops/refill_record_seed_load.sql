@@ -1,0 +1,16 @@
+{% macro refill_record_seed_load() %}
+    {#--
+        Seed post-hook, inside the seed's load transaction: record the key of the content
+        it was loaded with, given by the flows as var refill_seed_key (a hash of the
+        seeds, their config and the on-run-start DDL; flows/dbt.py:seed_load_key). A row
+        with the current key means the seed needs no reload; a load without the var
+        records no key, so the next flow run reloads rather than trust it.
+    --#}
+    delete from ops.seed_loads where seed_id = '{{ model.unique_id }}';
+
+    insert into ops.seed_loads
+    select
+        '{{ model.unique_id }}' as seed_id,
+        {{ "'" ~ var('refill_seed_key') ~ "'" if var('refill_seed_key', none) else 'null' }} as load_key,
+        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as loaded_at
+{% endmacro %}
