@@ -87,9 +87,9 @@ class DbtProject:
             from dbt.cli.main import dbtRunner
 
             export_paths()
-            # --no-write-json: manifest.json is written by the run's first dbt command that
-            # does work; writing it here too costs ~0.3 s per command (partial parsing's own
-            # target/partial_parse.msgpack is still written).
+            # --no-write-json: refill's commands do not write dbt's JSON artifacts (~0.3 s
+            # for manifest.json here, 0.2 s per build); partial parsing's own
+            # target/partial_parse.msgpack is still written. `dbt parse` by hand writes them.
             command = ["parse", "--no-write-json", *self._log_flags(), *self._common_args()]
             result = dbtRunner().invoke(command)
             if not result.success:
@@ -125,9 +125,14 @@ class DbtProject:
         dbt unit tests are left to CI (`dbt test --select test_type:unit`): they check
         the code, not the data, and would cost every chunk of a backfill the same again.
         A flow that loaded the seeds once passes include_seeds=False for its chunks.
+
+        --no-write-json: dbt's manifest.json and run_results.json are not rewritten per
+        chunk (0.2 s each time, measured in docs/performance.md); a chunk's outcome is
+        in ops.partition_attempts and its detail in logs/dbt.log.
         """
         variables = {**self.extra_vars, **variables}
-        command = ["build", "--vars", json.dumps(variables), "--exclude-resource-type", "unit_test"]
+        command = ["build", "--vars", json.dumps(variables), "--no-write-json"]
+        command += ["--exclude-resource-type", "unit_test"]
         if not include_seeds:
             command.append("seed")
         if select:
