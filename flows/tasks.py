@@ -77,7 +77,8 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
             with ops.connect(warehouse) as connection:
                 if ops.seeds_are_loaded(connection, project.seeds(), load_key):
                     return
-        result = project.invoke(["seed", "--vars", json.dumps({"refill_seed_key": load_key})])
+        command = ["seed", "--no-write-json", "--vars", json.dumps({"refill_seed_key": load_key})]
+        result = project.invoke(command)
         if not result.success:
             raise RefillError("loading the dbt seeds failed; see logs/dbt.log")
 
