@@ -29,14 +29,15 @@ from flows.tasks import (
 )
 
 # A chunk is one dbt invocation. It closes at DEFAULT_CHUNK_LINES landed lines (memory
-# follows lines, not days: a chunk of 600,000 lines peaks near 0.55 GiB) or at
+# follows lines, not days: a chunk of 500,000 lines peaks near 0.55 GiB) or at
 # DEFAULT_CHUNK_DAYS days, whichever comes first. Each chunk pays about a second of work
 # that does not depend on its size (a dbt invocation, four models' audits and ledger
-# rows, ~25 window-scoped tests, a checkpoint): at 600,000 lines (55 days at 10,000
-# payments a day) that is a fifth of a chunk, so a 30-day range costs per day within
-# 30% of what a year costs, and a year pays it 7 times. Measured in docs/performance.md.
+# rows, ~25 window-scoped tests, a checkpoint): at 500,000 lines (46 days at 10,000
+# payments a day) that keeps a 30-day range's cost per day within 30% of a year's with
+# room to spare (measured +18%; 600,000 lines measured +29% and no faster within noise).
+# Measured in docs/performance.md.
 DEFAULT_CHUNK_DAYS = 92
-DEFAULT_CHUNK_LINES = 600_000
+DEFAULT_CHUNK_LINES = 500_000
 DEPLOYMENT_RETRY_DELAYS = [300, 600]
 
 
