@@ -110,6 +110,32 @@ class Workbench:
     def log(self, role: str, name: str) -> Path:
         return self.role_dir(role) / "logs" / f"{name}.log"
 
+    def measure(
+        self, role: str, name: str, command: list[str], cwd: Path, landing: Path, warehouse: Path
+    ) -> Measurement:
+        """Run one contender process for `role` and measure it; its output goes to a log."""
+        return run_measured(
+            command,
+            cwd=cwd,
+            env=self.env(role, landing, warehouse),
+            log=self.log(role, name),
+            timeout_seconds=self.timeout_seconds,
+        )
+
+    def dbt_command(self, role: str, project_dir: Path, command: str, *args: str) -> list[str]:
+        """The dbt CLI on `project_dir`, its logs in the role's folder."""
+        return [
+            self.dbt,
+            command,
+            "--project-dir",
+            str(project_dir),
+            "--profiles-dir",
+            str(project_dir),
+            "--log-path",
+            str(self.role_dir(role) / "dbt-logs"),
+            *args,
+        ]
+
 
 def refill_backfill(
     bench: Workbench,
@@ -133,13 +159,7 @@ def refill_backfill(
         "--end",
         end.isoformat(),
     ]
-    measurement = run_measured(
-        command,
-        cwd=bench.product_dir,
-        env=bench.env(role, landing, warehouse),
-        log=bench.log(role, run_name),
-        timeout_seconds=bench.timeout_seconds,
-    )
+    measurement = bench.measure(role, run_name, command, bench.product_dir, landing, warehouse)
     days = (end - start).days + 1
     summary = _BACKFILL_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
     details = {}
@@ -165,13 +185,7 @@ def refill_daily(
 ) -> Run:
     """A one-day rerun: `refill daily --date day` on a warehouse that has it published."""
     command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat()]
-    measurement = run_measured(
-        command,
-        cwd=bench.product_dir,
-        env=bench.env(role, landing, warehouse),
-        log=bench.log(role, name),
-        timeout_seconds=bench.timeout_seconds,
-    )
+    measurement = bench.measure(role, name, command, bench.product_dir, landing, warehouse)
     summary = _DAILY_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
     details = {"flow_seconds": float(summary["seconds"])} if summary else {}
     return Run(
@@ -188,27 +202,16 @@ def microbatch(bench: Workbench, landing: Path, start: date, end: date, name: st
     """(b): dbt's microbatch strategy over [start, end], one batch per day, one dbt build."""
     role = "b-microbatch"
     warehouse = bench.fresh_warehouse(role)
-    command = [
-        bench.dbt,
+    command = bench.dbt_command(
+        role,
+        MICROBATCH_PROJECT,
         "build",
-        "--project-dir",
-        str(MICROBATCH_PROJECT),
-        "--profiles-dir",
-        str(MICROBATCH_PROJECT),
-        "--log-path",
-        str(bench.role_dir(role) / "dbt-logs"),
         "--event-time-start",
         start.isoformat(),
         "--event-time-end",
         (end + timedelta(days=1)).isoformat(),  # exclusive
-    ]
-    measurement = run_measured(
-        command,
-        cwd=MICROBATCH_PROJECT,
-        env=bench.env(role, landing, warehouse),
-        log=bench.log(role, name),
-        timeout_seconds=bench.timeout_seconds,
     )
+    measurement = bench.measure(role, name, command, MICROBATCH_PROJECT, landing, warehouse)
     days = (end - start).days + 1
     return Run(
         "b", f"dbt microbatch {days}d", days, measurement, published_totals(warehouse, start, end)
@@ -232,13 +235,7 @@ def floor(bench: Workbench, landing: Path, start: date, end: date, name: str) ->
         "--end",
         end.isoformat(),
     ]
-    measurement = run_measured(
-        command,
-        cwd=REPO_DIR,
-        env=bench.env(role, landing, warehouse),
-        log=bench.log(role, name),
-        timeout_seconds=bench.timeout_seconds,
-    )
+    measurement = bench.measure(role, name, command, REPO_DIR, landing, warehouse)
     days = (end - start).days + 1
     return Run(
         "c", f"DuckDB script {days}d", days, measurement, published_totals(warehouse, start, end)
@@ -252,24 +249,10 @@ def naive_loop(bench: Workbench, landing: Path, start: date, days: int, name: st
     runs = []
     for offset in range(days):
         day = start + timedelta(days=offset)
-        command = [
-            bench.dbt,
-            "build",
-            "--project-dir",
-            str(bench.product_dir),
-            "--profiles-dir",
-            str(bench.product_dir),
-            "--log-path",
-            str(bench.role_dir(role) / "dbt-logs"),
-            "--vars",
-            json.dumps({"start_date": day.isoformat(), "end_date": day.isoformat()}),
-        ]
-        measurement = run_measured(
-            command,
-            cwd=bench.product_dir,
-            env=bench.env(role, landing, warehouse),
-            log=bench.log(role, f"{name}-{day}"),
-            timeout_seconds=bench.timeout_seconds,
+        window = {"start_date": day.isoformat(), "end_date": day.isoformat()}
+        command = bench.dbt_command(role, bench.product_dir, "build", "--vars", json.dumps(window))
+        measurement = bench.measure(
+            role, f"{name}-{day}", command, bench.product_dir, landing, warehouse
         )
         runs.append(
             Run("d", f"dbt build {day}", 1, measurement, published_totals(warehouse, day, day))

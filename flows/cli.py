@@ -72,9 +72,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from flows.tasks import run_flow
 
     print(
-        f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s) "
-        f"and {args.chunk_lines:,} lines, "
-        f"on-missing {args.on_missing}"
+        f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s)"
+        + (f" and {args.chunk_lines:,} lines" if args.chunk_lines else "")
+        + f", on-missing {args.on_missing}"
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
     )

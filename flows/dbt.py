@@ -233,7 +233,7 @@ class DbtProject:
         )
 
     def target_dir(self) -> Path:
-        """dbt's target folder: DBT_TARGET_PATH, else target-path of dbt_project.yml."""
+        """dbt's target folder: DBT_TARGET_PATH, else `target` (dbt_project.yml's target-path)."""
         return self.project_dir / os.environ.get("DBT_TARGET_PATH", "target")
 
     def seeds(self) -> dict[str, tuple[str, str]]:
