@@ -41,7 +41,7 @@
         date '{{ window.start_date }}' as window_start,
         date '{{ window.end_date }}' as window_end,
         {#-- dbt's run start, not the database clock: when it was published, not which day. --#}
-        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as published_at
+        {{ refill_run_started_at() }} as published_at
     {%- if upstream_model %}
     from (
         select

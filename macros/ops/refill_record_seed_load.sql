@@ -12,5 +12,5 @@
     select
         '{{ model.unique_id }}' as seed_id,
         {{ "'" ~ var('refill_seed_key') ~ "'" if var('refill_seed_key', none) else 'null' }} as load_key,
-        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as loaded_at
+        {{ refill_run_started_at() }} as loaded_at
 {% endmacro %}

@@ -36,7 +36,7 @@
         '{{ model_name }}',
         null,
         {{ model.latest_version }},
-        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}',
+        {{ refill_run_started_at() }},
         '{{ refill_run_id() }}',
         'dbt {{ flags.WHICH }}: first pointer of a fresh warehouse, at latest_version'
     where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
@@ -46,7 +46,7 @@
         '{{ model_name }}',
         {{ model.latest_version }},
         null,
-        timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}',
+        {{ refill_run_started_at() }},
         '{{ refill_run_id() }}'
     where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
     {%- endfor %}
