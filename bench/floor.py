@@ -23,8 +23,9 @@ from flows.sample_data import DATASET
 
 SCRIPT = Path(__file__).with_name("floor.sql")
 REPO = Path(__file__).resolve().parent.parent
-# refill's classification of landed lines, its one home: the floor runs the same statement.
-CLASSIFICATION_MACRO = REPO / "macros" / "rules" / "refill_classify_payment_lines.sql"
+# refill's row rules (splitting files into lines, classifying them), each in its one home:
+# the floor runs the same statements.
+RULES = REPO / "macros" / "rules"
 
 
 class _Placeholders(string.Template):
@@ -34,14 +35,15 @@ class _Placeholders(string.Template):
 SEEDS = REPO / "seeds"
 
 
-def classified_lines_sql() -> str:
-    """refill_classify_payment_lines over the script's raw_lines, markets and fx_rates.
+def rule_sql(macro: str, *args: str) -> str:
+    """A row rule of macros/rules/ called with string arguments, rendered to SQL.
 
-    The macro is plain SQL and Jinja (no dbt context), so jinja2 renders it as dbt does."""
+    Row rules are plain SQL and Jinja (no dbt context), so jinja2 renders them as dbt does."""
     import jinja2
 
-    call = "{{ refill_classify_payment_lines('raw_lines', 'markets', 'fx_rates') }}"
-    return jinja2.Environment().from_string(CLASSIFICATION_MACRO.read_text() + call).render()
+    call = "{{ " + macro + "(" + ", ".join(repr(arg) for arg in args) + ") }}"
+    source = (RULES / f"{macro}.sql").read_text()
+    return jinja2.Environment().from_string(source + call).render()
 
 
 def render(landing: Path, start: date, end: date) -> str:
@@ -53,8 +55,10 @@ def render(landing: Path, start: date, end: date) -> str:
         markets_seed=(SEEDS / "markets.csv").as_posix(),
         manifest_files=_sql_list(f"{folder}/{MANIFEST_NAME}" for folder in folders),
         part_files=_sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
-        root_length=len(landing.as_posix()),
-        classified_lines=classified_lines_sql(),
+        landed_lines=rule_sql("refill_split_landed_lines", "files", landing.as_posix()),
+        classified_lines=rule_sql(
+            "refill_classify_payment_lines", "raw_lines", "markets", "fx_rates"
+        ),
         start=start.isoformat(),
         end=end.isoformat(),
     )

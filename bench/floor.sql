@@ -2,7 +2,7 @@
 -- straight from the landing files, in one transaction. Same SQL shape as the dbt staging
 -- (models/staging/payments/stg_payments__lines.sql): every line read as text, then
 -- parsed, typed, classified (published / duplicate / quarantined with a reason) and
--- deduplicated per day by refill's own macro (macros/rules/, rendered in by
+-- deduplicated per day, both by refill's own row rules (macros/rules/, rendered in by
 -- bench/floor.py); then the facts with the event day's fx rate, the quarantine, daily
 -- revenue, and the per-day checks refill's audits make. A failed check raises: nothing is committed.
 -- Placeholders (an at sign and a name) are filled by bench/floor.py.
@@ -30,27 +30,11 @@ from read_json(@manifest_files, filename = true, columns = {
 
 create or replace temp table lines as
 with files as (
-    select filename, string_split(content, chr(10)) as pieces
-    from read_text(@part_files)
-),
-
-numbered as (
-    select
-        filename,
-        len(pieces) as piece_count,
-        generate_subscripts(pieces, 1) as line_number,
-        unnest(pieces) as line_text
-    from files
+    select filename, content from read_text(@part_files)
 ),
 
 raw_lines as (
-    select
-        substr(filename, @root_length + 2) as file_name,
-        regexp_extract(filename, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
-        line_number,
-        rtrim(line_text, chr(13)) as line_text
-    from numbered
-    where not (line_number = piece_count and line_text = '')
+    @landed_lines
 ),
 
 classified as (

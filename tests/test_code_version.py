@@ -71,3 +71,19 @@ def test_editing_plumbing_macros_or_docs_keeps_the_versions(project_copy):
 
     # THEN no partition becomes stale
     assert after == before
+
+
+def test_editing_the_line_split_rule_marks_every_mart_stale(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN what a landed line is changes (a row rule reached only through the dispatched reader)
+    after = versions_after(
+        project_copy,
+        "macros/rules/refill_split_landed_lines.sql",
+        lambda sql: sql.replace("rtrim(line_text, chr(13))", "rtrim(line_text, chr(13) || ' ')"),
+    )
+
+    # THEN every mart built from the landed lines has a new version
+    for mart in MARTS:
+        assert after[mart] != before[mart], mart

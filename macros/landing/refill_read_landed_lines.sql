@@ -28,8 +28,7 @@
         with files as (
             select
                 filename,
-                content,
-                string_split(content, chr(10)) as lines
+                content
             from read_text([
                 {%- for part in part_files %}
                 '{{ root }}/{{ part }}'{{ "," if not loop.last }}
@@ -37,24 +36,10 @@
             ])
         ),
 
-        numbered as (
-            select
-                filename,
-                content,
-                len(lines) as pieces,
-                generate_subscripts(lines, 1) as line_number,
-                unnest(lines) as line_text
-            from files
+        landed_lines as (
+            {{ refill_split_landed_lines('files', root) }}
         )
 
-        select
-            substr(filename, {{ root | length + 2 }}) as file_name,
-            regexp_extract(filename, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
-            line_number,
-            rtrim(line_text, chr(13)) as line_text
-        from numbered
-        {# A file that ends with a newline splits into one empty piece after it: not a line.
-           Same count as flows.readiness.count_lines, which the manifest is checked against. #}
-        where not (line_number = pieces and line_text = '')
+        select * from landed_lines
     {%- endif -%}
 {% endmacro %}

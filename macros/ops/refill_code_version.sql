@@ -30,13 +30,18 @@
 {% endmacro %}
 
 {% macro refill_rule_checksums(macro_id, seen) %}
-    {#-- A row rule's source (and the rules it calls) as checksums; other macros give none. --#}
+    {#-- The source of every row rule a project macro is or calls, at any depth (the
+         dispatched line reader calls the line-split rule), as checksums; plumbing itself
+         and dbt's own macros give none. --#}
     {%- set name = macro_id.split('.')[-1] -%}
-    {%- if macro_id in seen or name not in context -%}{{ return([]) }}{%- endif -%}
+    {%- set is_ours = macro_id.startswith('macro.' ~ project_name ~ '.') -%}
+    {%- if macro_id in seen or not is_ours or name not in context -%}{{ return([]) }}{%- endif -%}
     {%- do seen.append(macro_id) -%}
     {%- set macro = context[name].macro -%}
-    {%- if not macro.original_file_path.startswith('macros/rules/') -%}{{ return([]) }}{%- endif -%}
-    {%- set found = [macro_id ~ '=' ~ local_md5(macro.macro_sql)] -%}
+    {%- set found = [] -%}
+    {%- if macro.original_file_path.startswith('macros/rules/') -%}
+        {%- do found.append(macro_id ~ '=' ~ local_md5(macro.macro_sql)) -%}
+    {%- endif -%}
     {%- for called in macro.depends_on.macros -%}
         {%- do found.extend(refill_rule_checksums(called, seen)) -%}
     {%- endfor -%}

@@ -1,8 +1,8 @@
 {#-
     Every landed line of one day (one microbatch batch), parsed, typed and classified:
-    published, duplicate or quarantined with a reason. The read is refill's
-    stg_payments__raw_lines for one folder (the batch's day picks it); the classification
-    is refill's own macro (macro-paths in dbt_project.yml), the statement refill runs.
+    published, duplicate or quarantined with a reason. The batch's day picks the folder;
+    splitting the files into lines and classifying them are refill's own row rules
+    (macro-paths in dbt_project.yml), the statements refill runs.
 -#}
 {{ config(event_time='landed_date') }}
 
@@ -16,27 +16,12 @@
 with files as (
     select
         filename,
-        string_split(content, chr(10)) as pieces
+        content
     from read_text('{{ landing }}/payments/dt={{ day }}/part-*.jsonl')
 ),
 
-numbered as (
-    select
-        filename,
-        len(pieces) as piece_count,
-        generate_subscripts(pieces, 1) as line_number,
-        unnest(pieces) as line_text
-    from files
-),
-
 raw_lines as (
-    select
-        substr(filename, {{ landing | length + 2 }}) as file_name,
-        date '{{ day }}' as landed_date,
-        line_number,
-        rtrim(line_text, chr(13)) as line_text
-    from numbered
-    where not (line_number = piece_count and line_text = '')
+    {{ refill_split_landed_lines('files', landing) }}
 ),
 
 markets as (

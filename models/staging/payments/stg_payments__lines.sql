@@ -18,12 +18,8 @@ currencies as (
     select distinct currency from {{ ref('fx_rates_daily') }}
 ),
 
-classified as (
-    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
-),
-
 final as (
-    select * from classified
+    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
 )
 
 select * from final
