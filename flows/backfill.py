@@ -11,7 +11,7 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
 from flows import board, locking, notify, ops, partition_status, planning, readiness, settings
-from flows.dbt import shared_project
+from flows.dbt_runner import shared_project
 from flows.errors import RefillError
 from flows.planning import Chunk, DayState
 from flows.sample_data import DATASET

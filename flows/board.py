@@ -896,7 +896,7 @@ def publish_artifact(
     try:
         from prefect.artifacts import create_markdown_artifact
 
-        from flows.dbt import shared_project
+        from flows.dbt_runner import shared_project
 
         board = snapshot(shared_project(), window, lock_wait_seconds=ARTIFACT_LOCK_WAIT_SECONDS)
         return create_markdown_artifact(
@@ -1351,7 +1351,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """`refill board`: write the page, or serve it (--serve) until interrupted."""
-    from flows.dbt import shared_project
+    from flows.dbt_runner import shared_project
 
     window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
     project = shared_project()

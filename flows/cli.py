@@ -108,7 +108,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from flows import status
-    from flows.dbt import shared_project
+    from flows.dbt_runner import shared_project
 
     window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
     print(f"refill status: {window}")
@@ -120,7 +120,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_gaps(args: argparse.Namespace) -> int:
     from flows import status
-    from flows.dbt import shared_project
+    from flows.dbt_runner import shared_project
 
     window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
     print(f"refill gaps: {window} (hour holes of {args.min_hole_hours}h or more)")

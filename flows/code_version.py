@@ -12,14 +12,19 @@ import functools
 import subprocess
 from pathlib import Path
 
-from flows.settings import PROJECT_DIR
+from flows import settings
 
 UNKNOWN_COMMIT = "unknown"
 
 
+def git_commit(project_dir: Path | None = None) -> str:
+    """The commit checked out in `project_dir` (default: the project), `+dirty` when tracked
+    files differ."""
+    return _git_commit(project_dir or settings.project_dir())
+
+
 @functools.lru_cache(maxsize=8)
-def git_commit(project_dir: Path = PROJECT_DIR) -> str:
-    """The commit checked out in `project_dir`, with `+dirty` when tracked files differ."""
+def _git_commit(project_dir: Path) -> str:
     try:
         head = _git(project_dir, "rev-parse", "--short=12", "HEAD")
         dirty = _git(project_dir, "status", "--porcelain", "--untracked-files=no")

@@ -27,14 +27,14 @@ def _step(text: str) -> None:
 
 def run_demo(folder: str | Path) -> int:
     root = Path(folder)
-    root = root if root.is_absolute() else settings.PROJECT_DIR / root
+    root = root if root.is_absolute() else settings.project_dir() / root
     shutil.rmtree(root, ignore_errors=True)
     os.environ["REFILL_LANDING"] = str(root / "landing")
     os.environ["REFILL_WAREHOUSE"] = str(root / "warehouse" / "refill.duckdb")
     from flows import status
     from flows.backfill import backfill
     from flows.daily import daily
-    from flows.dbt import shared_project
+    from flows.dbt_runner import shared_project
     from flows.planning import DateRange
     from flows.tasks import run_flow
 

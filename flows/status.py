@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from flows import ops, partition_status, planning, settings
-from flows.dbt import DbtProject
+from flows.dbt_runner import DbtProject
 from flows.planning import DayState
 
 DEFAULT_DAYS = 14

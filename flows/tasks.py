@@ -17,7 +17,7 @@ from prefect.runtime import task_run
 from prefect.states import Failed
 
 from flows import locking, notify, ops, settings
-from flows.dbt import DbtProject, window_vars
+from flows.dbt_runner import DbtProject, window_vars
 from flows.errors import RefillError
 from flows.planning import Chunk
 

@@ -26,7 +26,7 @@ def main() -> int:
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     from flows import backfill, cli, daily  # noqa: F401  (imported now, not when timed)
-    from flows.dbt import shared_project
+    from flows.dbt_runner import shared_project
     from harness.variants import apply_variant
 
     shared_project().manifest  # noqa: B018  (parse now; the job reuses it)

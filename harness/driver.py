@@ -231,7 +231,7 @@ class ChildPool:
                 stdin=subprocess.PIPE,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                cwd=settings.PROJECT_DIR,
+                cwd=settings.project_dir(),
                 env=self.env,
                 text=True,
             )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from flows.dbt import DbtProject, shared_project
+from flows.dbt_runner import DbtProject, shared_project
 
 VARIANT_VAR = "refill_broken_variant"
 

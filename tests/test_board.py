@@ -21,7 +21,7 @@ import pytest
 from flows import board, board_server, ops, planning, status
 from flows.backfill import backfill
 from flows.daily import daily
-from flows.dbt import shared_project
+from flows.dbt_runner import shared_project
 from flows.errors import RefillError
 from flows.partition_status import DayStatus
 from flows.planning import DayState

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from flows import board_server, planning
-from flows.dbt import shared_project
+from flows.dbt_runner import shared_project
 from flows.errors import RefillError
 from flows.sample_data import DaySpec, write_day
 from tests.test_board import SPEC, d, render, run_backfill, run_daily

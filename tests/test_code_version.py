@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.dbt import DbtProject
-from flows.settings import PROJECT_DIR
+from flows.dbt_runner import DbtProject
+from flows.settings import PACKAGE_PROJECT_DIR as PROJECT_DIR
 
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds"]
 MARTS = ["fct_payments", "payments_quarantine", "fct_daily_revenue_v1", "fct_daily_revenue_v2"]

@@ -15,7 +15,7 @@ import pytest
 
 from flows import cutover as cutover_module
 from flows.cutover import backfill_commands, choose_target, cutover, day_ranges, missing_days
-from flows.dbt import window_vars
+from flows.dbt_runner import window_vars
 from flows.errors import RefillError
 from flows.readiness import day_folder
 from flows.sample_data import DATASET, DaySpec, write_day, write_days

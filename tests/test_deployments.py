@@ -6,7 +6,7 @@ import pytest
 import yaml
 from prefect.flows import load_flow_from_entrypoint
 
-from flows.settings import PROJECT_DIR
+from flows.settings import PACKAGE_PROJECT_DIR as PROJECT_DIR
 
 DEPLOYMENTS = yaml.safe_load((PROJECT_DIR / "prefect.yaml").read_text())["deployments"]
 

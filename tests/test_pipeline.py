@@ -8,7 +8,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from flows.dbt import window_vars
+from flows.dbt_runner import window_vars
 from flows.readiness import day_folder
 from flows.sample_data import DATASET, DaySpec, write_day, write_days
 from tests.helpers import (

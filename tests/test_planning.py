@@ -218,7 +218,7 @@ def test_hour_holes_are_runs_of_empty_hours_between_busy_ones():
 
 def test_the_fx_seed_is_what_the_generator_writes(tmp_path):
     from flows.sample_data import write_fx_seed
-    from flows.settings import PROJECT_DIR
+    from flows.settings import PACKAGE_PROJECT_DIR as PROJECT_DIR
 
     write_fx_seed(tmp_path / "fx.csv")
     assert (tmp_path / "fx.csv").read_text() == (

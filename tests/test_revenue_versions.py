@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
-from flows.dbt import window_vars
+from flows.dbt_runner import window_vars
 from flows.sample_data import DaySpec, write_day, write_days
 from tests.helpers import query
 

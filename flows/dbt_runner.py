@@ -1,5 +1,8 @@
 """dbt, in-process: one parsed manifest per flow run, no new process or re-parse per chunk.
 
+Named dbt_runner, not dbt: Prefect puts an entrypoint's folder (flows/) first on sys.path,
+where a module named dbt would hide the dbt package itself.
+
 A dbt CLI start costs about 3 s; an in-process invocation on a parsed manifest
 about 0.15 s. A year of daily chunks must pay the second, not the first.
 """
@@ -64,8 +67,8 @@ def export_paths() -> None:
 class DbtProject:
     """The refill dbt project, parsed once and invoked in-process."""
 
-    def __init__(self, project_dir: Path = settings.PROJECT_DIR, quiet: bool = True):
-        self.project_dir = project_dir
+    def __init__(self, project_dir: Path | None = None, quiet: bool = True):
+        self.project_dir = project_dir or settings.project_dir()
         self.quiet = quiet
         self._manifest = None
         self._code_versions: dict[str, str] | None = None
