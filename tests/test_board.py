@@ -455,24 +455,37 @@ def _status(day: date, ready: bool = True, ledger=None, state=DayState.MISSING) 
     return DayStatus(day, verdict, state, ledger or {})
 
 
-def _attempt(outcome: str, message: str, attempt: int = 1, run_id: str = "r1") -> ops.Attempt:
+def _attempt(
+    outcome: str,
+    message: str,
+    attempt: int = 1,
+    run_id: str = "r1",
+    failed_step: str | None = None,
+) -> ops.Attempt:
     at = datetime(2026, 3, 2, 10, 0, attempt)
-    return ops.Attempt(run_id, "backfill", W1, W1, attempt, outcome, message, at, at)
+    return ops.Attempt(run_id, "backfill", W1, W1, attempt, outcome, message, at, at, failed_step)
 
 
 @pytest.mark.parametrize(
-    "message, lamps",
+    "failed_step, message, lamps",
     [
-        ("fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
-        ("fct_payments: refill fault injected at in_audit", ["on", "on", "failed", "off"]),
-        ("fct_payments: refill fault injected at before_ledger", ["on", "on", "on", "failed"]),
-        ("stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
+        ("audit", "fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
+        ("publish", "refill publish: ledger rows not written", ["on", "on", "on", "failed"]),
+        ("build", "stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
+        ("readiness", "refill readiness: 2026-03-02 exported_at", ["failed", "off", "off", "off"]),
+        ("interrupted", "interrupted by SIGINT", ["on", "failed", "off", "off"]),
+        # what the run recorded wins over what the message looks like
+        ("audit", "a message that names no step", ["on", "on", "failed", "off"]),
+        ("build", "refill audit: text in a build error", ["on", "failed", "off", "off"]),
+        # an attempt recorded before failed_step existed: its message
+        (None, "fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
+        (None, "stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
     ],
 )
-def test_a_failed_build_crosses_the_lamp_it_stopped_at(message, lamps):
-    # GIVEN a ready day whose only build failed with `message`, no run going on
+def test_a_failed_build_crosses_the_lamp_it_stopped_at(failed_step, message, lamps):
+    # GIVEN a ready day whose only build failed at `failed_step` with `message`, no run on
     statuses = [_status(W1, state=DayState.FAILED)]
-    extras = board.Extras(attempts={W1: [_attempt("failed", message)]})
+    extras = board.Extras(attempts={W1: [_attempt("failed", message, failed_step=failed_step)]})
 
     # WHEN the board is assembled
     row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
@@ -480,6 +493,19 @@ def test_a_failed_build_crosses_the_lamp_it_stopped_at(message, lamps):
     # THEN the lamps stop at the step that failed, and the flag says why
     assert [lamp.state for lamp in row.lamps] == lamps
     assert message in row.flags[0].note and row.flags[0].name == "failed"
+
+
+def test_a_fault_message_alone_no_longer_lights_the_publish_lamp():
+    # GIVEN an old-style attempt (no failed_step) whose message names a fault point
+    statuses = [_status(W1, state=DayState.FAILED)]
+    message = "fct_payments: refill fault injected at before_ledger"
+    extras = board.Extras(attempts={W1: [_attempt("failed", message)]})
+
+    # WHEN the board is assembled
+    row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
+
+    # THEN the message is not read for test machinery: the build lamp is crossed
+    assert [lamp.state for lamp in row.lamps] == ["on", "failed", "off", "off"]
 
 
 def test_a_warehouse_without_versioned_marts_draws_no_revenue_column():
