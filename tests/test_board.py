@@ -537,3 +537,32 @@ def test_a_versioned_mart_is_pending_only_while_a_newer_version_waits():
     switched = board.VersionedMart("fct_daily_revenue", 2, 1, None, "revenue_usd")
     switched.published_days = {1: 7, 2: 7}
     assert switched.pending == [] and "v1 kept for rollback" in switched.describe()
+
+
+def _running(run_id: str, started: datetime) -> board.RunEntry:
+    return board.RunEntry(
+        run_id, "backfill", f"refill backfill ({run_id})", {}, started, None, "running", None
+    )
+
+
+def test_a_running_row_whose_process_is_gone_shows_as_interrupted(monkeypatch, tmp_path):
+    # GIVEN three run-log rows still "running": one whose process is gone, one alive for
+    # ten hours, and one nobody can tell about (a warehouse from before run liveness)
+    now = datetime(2026, 3, 2, 20, 0)
+    long_ago = now - timedelta(hours=10)
+    alive = {"r-dead": False, "r-long": True, "r-unknown": None}
+    monkeypatch.setattr(ops, "run_is_alive", lambda warehouse, run_id: alive[run_id])
+
+    # WHEN the board reads them and is assembled
+    runs = [board._with_liveness(_running(run_id, long_ago), tmp_path) for run_id in alive]
+    drawn = board.assemble([_status(W1)], board.Extras(runs=runs), now=now)
+
+    # THEN the dead one is interrupted, never "running now"; the live one runs however
+    # long it has; the unknown one counts as running only within ACTIVE_RUN_LIMIT
+    shown = {run.run_id: run.outcome for run in drawn.recent_runs}
+    assert shown == {"r-dead": "interrupted", "r-long": "running", "r-unknown": "running"}
+    assert "killed or interrupted" in next(r for r in runs if r.run_id == "r-dead").message
+    assert [run.run_id for run in drawn.active_runs] == ["r-long"]
+    assert "running now" not in board.render_html(
+        board.assemble([_status(W1)], board.Extras(runs=[runs[0]]), now=now)
+    )
