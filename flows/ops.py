@@ -65,7 +65,10 @@ def read_warehouse(
         except duckdb.ConnectionException:
             # This process writes it now (a read inside its own write): DuckDB allows one
             # configuration per file in a process, so read on a connection like the writer's.
-            connection = _open(warehouse, False, 0)
+            try:
+                connection = _open(warehouse, False, 0)
+            except duckdb.ConnectionException as error:
+                raise RefillError(f"cannot read the warehouse {warehouse}: {error}") from None
         try:
             yield connection
         finally:
