@@ -6,11 +6,13 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
+import duckdb
 import pytest
 
-from flows import locking
+from flows import locking, ops
 
 
 def hold_lock_in_another_process(warehouse, seconds: float, priority="history"):
@@ -150,3 +152,56 @@ def test_a_killed_holders_lock_is_free_at_once_even_when_its_record_names_anothe
         # THEN it has it at once: the kernel released the dead process's lock
         assert locking.read_holder(warehouse).run_id == "me"
     assert time.monotonic() - started < 2
+
+
+# -- refill's readers between two chunks ------------------------------------------------------
+
+
+def make_warehouse(warehouse) -> None:
+    duckdb.connect(str(warehouse)).close()
+
+
+def test_a_waiting_reader_goes_before_a_backfills_next_chunk(tmp_path):
+    warehouse = tmp_path / "refill.duckdb"
+    make_warehouse(warehouse)
+    order: list[str] = []
+
+    def read() -> None:
+        with locking.warehouse_lock(
+            warehouse, run_id="board", command="board", priority=locking.READ, wait_seconds=10
+        ):
+            order.append("read")
+            time.sleep(0.2)
+
+    # GIVEN a backfill building a chunk, and a reader (status, the board) waiting for it
+    reader = threading.Thread(target=read)
+    with locking.warehouse_lock(
+        warehouse, run_id="bf", command="backfill", priority=locking.HISTORY
+    ):
+        reader.start()
+        while not list(locking.waiting_dir(warehouse).glob("*.json")):
+            time.sleep(0.005)
+    # WHEN the backfill asks for the warehouse again at once, for its next chunk
+    with locking.warehouse_lock(
+        warehouse, run_id="bf", command="backfill", priority=locking.HISTORY, wait_seconds=10
+    ):
+        order.append("next chunk")
+    reader.join()
+
+    # THEN the reader read between the two chunks
+    assert order == ["read", "next chunk"]
+
+
+def test_a_read_inside_the_same_threads_write_does_not_deadlock(tmp_path):
+    # GIVEN a writer holding the warehouse (and so the file)
+    warehouse = tmp_path / "refill.duckdb"
+    make_warehouse(warehouse)
+    with locking.warehouse_lock(warehouse, run_id="w", command="daily", priority=locking.LIVE):
+        with ops.connect(warehouse) as connection:
+            connection.execute("create table t as select 1 as one")
+        # WHEN the same thread reads through the readers' protocol
+        with ops.read_warehouse(warehouse, wait_seconds=1) as connection:
+            # THEN it reads at once, and the writer still holds the lock
+            assert connection.execute("select one from t").fetchall() == [(1,)]
+        assert locking.read_holder(warehouse).run_id == "w"
+    assert locking.read_holder(warehouse) is None
