@@ -205,3 +205,34 @@ def test_a_read_inside_the_same_threads_write_does_not_deadlock(tmp_path):
             assert connection.execute("select one from t").fetchall() == [(1,)]
         assert locking.read_holder(warehouse).run_id == "w"
     assert locking.read_holder(warehouse) is None
+
+
+def test_a_killed_live_waiters_note_does_not_hold_back_history(tmp_path):
+    # GIVEN a daily run waiting for the warehouse in another process, then SIGKILLed
+    warehouse = tmp_path / "refill.duckdb"
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from flows import locking
+        waiter = locking.Holder("daily-run", "daily", locking.LIVE)
+        with locking.live_waiting(Path({str(warehouse)!r}), waiter):
+            print("waiting", flush=True)
+            time.sleep(30)
+        """
+    )
+    waiter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert waiter.stdout.readline().strip() == "waiting"
+    waiter.kill()
+    waiter.wait()
+    assert list(locking.waiting_dir(warehouse).glob("*.json"))  # SIGKILL left its note
+
+    # WHEN a backfill asks for the warehouse, THEN it has it at once: the note's lock went
+    # with its process
+    started = time.monotonic()
+    with locking.warehouse_lock(
+        warehouse, run_id="bf", command="backfill", priority=locking.HISTORY, wait_seconds=5
+    ):
+        pass
+    assert time.monotonic() - started < 1
+    assert not list(locking.waiting_dir(warehouse).glob("*.json"))
