@@ -348,9 +348,10 @@ def wait_for(predicate, seconds: float = 30):
     raise AssertionError("timed out waiting for the board")
 
 
-def test_a_run_in_progress_moves_across_the_served_board(workspace):
-    # GIVEN day 1 published, and a backfill of days 2-3 running now whose first attempt at
-    # day 2 just failed in the audits
+def test_a_run_in_progress_moves_across_the_served_board(workspace, monkeypatch):
+    # GIVEN day 1 published, and a backfill of days 2-3 running now (its process alive)
+    # whose first attempt at day 2 just failed in the audits
+    monkeypatch.setattr(ops, "run_is_alive", lambda warehouse, run_id: run_id == "run-now")
     write_days(workspace.landing, d(1), 3, SPEC)
     run_backfill(start=d(1), end=d(1))
     failed_at = ops.utc_now().replace(microsecond=0)
