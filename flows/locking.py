@@ -221,6 +221,11 @@ def _try(lock: filelock.BaseFileLock) -> bool:
         lock.acquire(blocking=False)
     except filelock.Timeout:
         return False
+    except OSError as error:  # a lock file another account owns, a read-only filesystem
+        raise RefillError(
+            f"cannot take the warehouse lock {lock.lock_file}: {error.strerror or error}; "
+            "refill needs write access to the lock file beside the warehouse"
+        ) from None
     return True
 
 

@@ -44,14 +44,19 @@ def check_readable(warehouse: Path) -> None:
 
 @contextlib.contextmanager
 def read_warehouse(
-    warehouse: Path, *, reader: str = "read", wait_seconds: float = DEFAULT_READ_WAIT_SECONDS
+    warehouse: Path,
+    *,
+    reader: str = "read",
+    wait_seconds: float = DEFAULT_READ_WAIT_SECONDS,
+    on_wait=None,
 ) -> Iterator:
     """refill's one way to read the warehouse: take the warehouse lock briefly (as a reader:
     a backfill lets it in between two chunks, a build in progress makes it wait, at most
     `wait_seconds`), open the file read-only, read, close, let go. A reader's connection
     never makes a writer fail, because no writer opens the file while a reader holds the
     lock. The warehouse must exist: a reader never creates the file or its folder, and a
-    path that is missing, a folder or not a DuckDB file is refused in one line."""
+    path that is missing, a folder or not a DuckDB file is refused in one line. `on_wait` is
+    told once whom the read waits for (locking.warehouse_lock's)."""
     deadline = time.monotonic() + wait_seconds
     with locking.warehouse_lock(
         warehouse,
@@ -59,6 +64,7 @@ def read_warehouse(
         command=reader,
         priority=locking.READ,
         wait_seconds=wait_seconds,
+        on_wait=on_wait,
     ):
         try:
             connection = _open(warehouse, True, max(deadline - time.monotonic(), 0))

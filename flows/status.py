@@ -6,6 +6,7 @@ making a writer fail), and a warehouse that is not there is an error naming its 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -63,8 +64,13 @@ def _reading(warehouse: Path, connection, reader: str) -> Iterator:
     if connection is not None:
         yield connection
         return
-    with ops.read_warehouse(warehouse, reader=reader) as own:
+    with ops.read_warehouse(warehouse, reader=reader, on_wait=_say_waiting) as own:
         yield own
+
+
+def _say_waiting(holder) -> None:
+    """A terminal command that waits for a build in progress says for whom, once."""
+    print(f"refill: waiting for the warehouse, held by {holder.describe()}", file=sys.stderr)
 
 
 def status_table(statuses: list[partition_status.DayStatus]) -> str:

@@ -300,3 +300,40 @@ def test_a_writer_refuses_an_unwritable_warehouse_folder_in_one_line(tmp_path):
                 pass
     finally:
         folder.chmod(0o755)
+
+
+HOLD_THE_LOCK = """
+    import sys, time
+    from pathlib import Path
+    from flows import locking
+
+    with locking.warehouse_lock(Path(sys.argv[1]), run_id="bf-run", command="backfill",
+                                priority="history", partitions=["2026-04-07"]):
+        print("held", flush=True)
+        time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_a_reading_command_waits_for_a_build_in_progress_and_says_for_whom(
+    tmp_path, monkeypatch, capsys
+):
+    from flows import status
+
+    # GIVEN a warehouse that a backfill's chunk holds for a second and a half
+    warehouse = tmp_path / "refill.duckdb"
+    make_warehouse(warehouse)
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(warehouse))
+    holder = python(HOLD_THE_LOCK, str(warehouse), "1.5")
+    assert holder.stdout.readline().strip() == "held"
+
+    # WHEN `refill status` reads the data-as-of line
+    started = time.monotonic()
+    lines = status.data_as_of_lines()
+    holder.wait(timeout=30)
+
+    # THEN it waited for the chunk, said once whom it waited for, and then read
+    assert time.monotonic() - started > 1
+    assert (
+        capsys.readouterr().err.count("refill: waiting for the warehouse, held by run bf-run") == 1
+    )
+    assert lines == ["data as of: nothing published yet"]
