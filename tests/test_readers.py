@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows import locking, ops
+from flows import locking, ops, status
 from flows.backfill import backfill
 from flows.cli import main
 from flows.errors import RefillError
@@ -317,8 +317,6 @@ HOLD_THE_LOCK = """
 def test_a_reading_command_waits_for_a_build_in_progress_and_says_for_whom(
     tmp_path, monkeypatch, capsys
 ):
-    from flows import status
-
     # GIVEN a warehouse that a backfill's chunk holds for a second and a half
     warehouse = tmp_path / "refill.duckdb"
     make_warehouse(warehouse)
@@ -333,7 +331,6 @@ def test_a_reading_command_waits_for_a_build_in_progress_and_says_for_whom(
 
     # THEN it waited for the chunk, said once whom it waited for, and then read
     assert time.monotonic() - started > 1
-    assert (
-        capsys.readouterr().err.count("refill: waiting for the warehouse, held by run bf-run") == 1
-    )
+    said = capsys.readouterr().err
+    assert said.count("refill: waiting for the warehouse, held by run bf-run") == 1
     assert lines == ["data as of: nothing published yet"]
