@@ -194,11 +194,17 @@ def _acquire(
     told = queued = False
     with contextlib.ExitStack() as waiting:
         while True:
-            blocker = _live_waiter(warehouse) if holder.priority == HISTORY else None
+            # History yields to a waiting live run or reader (unless it holds the lock already).
+            yields = holder.priority == HISTORY and not nested
+            blocker = _live_waiter(warehouse) if yields else None
             if blocker is None:
                 if _try(lock):
                     if not nested:
-                        _write_record(holder_path(warehouse), holder)
+                        try:
+                            _write_record(holder_path(warehouse), holder)
+                        except BaseException:
+                            lock.release()
+                            raise
                     return lock, nested
                 blocker = read_holder(warehouse)
             if time.monotonic() >= deadline:
