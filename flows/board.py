@@ -20,11 +20,8 @@ import hashlib
 import html
 import json
 import logging
-import os
 import re
 import string
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -41,19 +38,30 @@ ON, OFF, FAILED, WAITING, ACTIVE, STALE = "on", "off", "failed", "waiting", "act
 LAMP_STATES = (ON, OFF, FAILED, WAITING, ACTIVE, STALE)
 LAMP_EMOJI = {ON: "🟢", OFF: "⚪", FAILED: "❌", WAITING: "⏳", ACTIVE: "🔵", STALE: "🟠"}
 
-# A build whose message says this failed at the audits (macros/audits raise "refill audit: ...";
-# the fault-injection point in_audit stands for one) ...
-AUDIT_FAILURE = re.compile(r"refill audit|injected at in_audit")
-# ... and this at publishing, after the audits passed (writing the ledger rows).
-PUBLISH_FAILURE = re.compile(r"injected at before_ledger")
+# The lamp a failed attempt stopped at, from the step the run recorded (ops.partition_attempts
+# .failed_step): readiness refused by dbt, the build, the audits, publishing (the ledger);
+# an interrupted run, a lock it never got or anything else stops at the build.
+STEP_LAMPS = {
+    "readiness": "ready",
+    "build": "building",
+    "audit": "audited",
+    "publish": "published",
+    "interrupted": "building",
+    "lock": "building",
+    "other": "building",
+}
+# An attempt recorded before failed_step existed: its message says when the audits failed
+# (macros/audits raise "refill audit: ...").
+AUDIT_FAILURE = re.compile(r"refill audit")
 # Fewer empty hours in a row are a quiet spell, not an outage (`refill gaps`' default).
 MIN_HOLE_HOURS = 3
-# A run log row still "running" after the lock's TTL belongs to a process that died.
+# A run log row still "running" whose liveness nobody can tell (ops.run_is_alive says None)
+# counts as running this long after it started, no longer.
 ACTIVE_RUN_LIMIT = timedelta(hours=6)
+INTERRUPTED_NOTE = "its process ended without closing the run (killed or interrupted)"
 RECENT_RUNS = 8
 RECENT_NOTICES = 5
 DEFAULT_LOCK_WAIT_SECONDS = 120.0
-READ_POLL_SECONDS = 0.005
 # The artifact waits at most this for a build of another run (it is taken between chunks).
 ARTIFACT_LOCK_WAIT_SECONDS = 30.0
 ARTIFACT_DAYS = 7
@@ -90,6 +98,7 @@ class RunEntry:
     ended_at: datetime | None
     outcome: str
     message: str | None
+    alive: bool | None = None  # for a "running" row: is its process alive (None: unknown)
 
     def days(self) -> set[date]:
         """The logical dates the run was asked to build."""
@@ -237,43 +246,40 @@ class Board:
 
 
 def live_holder(warehouse: Path) -> locking.Holder | None:
-    """The run holding the warehouse now, if it is alive (another board reading is not one)."""
+    """The run building in the warehouse now, if any (a reader, such as a board reading,
+    is not one). The lock is an OS lock: a holder that died holds nothing."""
     holder = locking.read_holder(warehouse)
-    if holder is None or holder.command == "board" or locking.holder_is_gone(holder):
+    if holder is None or holder.priority == locking.READ:
         return None
     return holder
 
 
-def read_extras(warehouse: Path, window: planning.DateRange) -> Extras:
-    """Every attempt, the run log, the outbox, the data-as-of and the versioned marts."""
+def read_extras(warehouse: Path, window: planning.DateRange, connection=None) -> Extras:
+    """Every attempt, the run log, the outbox, the data-as-of and the versioned marts, on
+    `connection` when given, else through a read of their own (ops.read_warehouse)."""
+    if connection is None:
+        with ops.read_warehouse(warehouse, reader="board") as own:
+            return read_extras(warehouse, window, own)
     extras = Extras()
-    if not warehouse.exists():
+    if not ops.has_ops(connection):
         return extras
-    with ops.connect(warehouse, read_only=True) as connection:
-        if not ops.has_ops(connection):
-            return extras
-        extras.attempts = _read_attempts(connection, window)
-        extras.runs = _read_runs(connection)
-        extras.notices = _read_notices(connection, window)
-        extras.data_as_of = ops.read_data_as_of(connection)
-        extras.marts = _read_versioned_marts(connection, window)
-        has_facts = _relation_exists(connection, "main", "fct_payments")
-    if has_facts:  # not before the first build
-        extras.hourly = status.read_hourly_counts(window)
+    extras.attempts = ops.read_attempts(connection, window.start, window.end)
+    extras.runs = [_with_liveness(run, warehouse) for run in _read_runs(connection)]
+    extras.notices = _read_notices(connection, window)
+    extras.data_as_of = ops.read_data_as_of(connection)
+    extras.marts = _read_versioned_marts(connection, window)
+    extras.hourly = status.read_hourly_counts(window, connection)
     return extras
 
 
-def _read_attempts(connection, window: planning.DateRange) -> dict[date, list[ops.Attempt]]:
-    rows = connection.execute(
-        "select partition_date, run_id, command, chunk_start, chunk_end, attempt, outcome, "
-        "message, started_at, ended_at from ops.partition_attempts "
-        "where partition_date between ? and ? order by partition_date, ended_at",
-        [window.start, window.end],
-    ).fetchall()
-    attempts: dict[date, list[ops.Attempt]] = {}
-    for row in rows:
-        attempts.setdefault(row[0], []).append(ops.Attempt(*row[1:]))
-    return attempts
+def _with_liveness(run: RunEntry, warehouse: Path) -> RunEntry:
+    """A "running" row whose process is gone is shown as what it is: interrupted."""
+    if run.outcome != "running":
+        return run
+    alive = ops.run_is_alive(warehouse, run.run_id)
+    if alive is False:
+        return replace(run, outcome="interrupted", message=run.message or INTERRUPTED_NOTE)
+    return replace(run, alive=alive)
 
 
 def _read_runs(connection) -> list[RunEntry]:
@@ -378,56 +384,23 @@ def _ledger_days(connection, model_name: str) -> set[date]:
     return {day for (day,) in rows}
 
 
-@contextlib.contextmanager
-def reading(warehouse: Path, lock_wait_seconds: float) -> Iterator[None]:
-    """Hold the warehouse lock while reading the warehouse.
-
-    A reader's DuckDB connection, however short, makes a build that opens the file at that
-    moment fail; under the lock, builds wait for the read instead. A backfill frees the lock
-    between two chunks for a few tens of milliseconds only, so this tries every few
-    milliseconds rather than at the lock's usual pace.
-    """
-    deadline = time.monotonic() + lock_wait_seconds
-    with contextlib.ExitStack() as held:
-        while True:
-            try:
-                held.enter_context(
-                    locking.warehouse_lock(
-                        warehouse,
-                        run_id=f"board-{os.getpid()}",
-                        command="board",
-                        priority=locking.HISTORY,
-                        wait_seconds=0,
-                    )
-                )
-                break
-            except locking.LockTimeout:
-                if time.monotonic() >= deadline:
-                    holder = live_holder(warehouse)
-                    who = holder.describe() if holder else "another run"
-                    raise locking.LockTimeout(
-                        f"warehouse {warehouse.name} is held by {who}; waited "
-                        f"{lock_wait_seconds:g}s for a moment between its builds. Retry, pass a "
-                        "longer --lock-wait, or watch it with `refill board --serve`"
-                    ) from None
-                time.sleep(READ_POLL_SECONDS)
-        yield
-
-
 def snapshot(
     project, window: planning.DateRange, lock_wait_seconds: float = DEFAULT_LOCK_WAIT_SECONDS
 ) -> Board:
     """Read the board for `window` (statuses through the one query layer, then the extras)."""
     warehouse = settings.warehouse_path()
-    with reading(warehouse, lock_wait_seconds):
-        statuses = status.collect_for(project, window)
-        extras = read_extras(warehouse, window)
+    ops.check_readable(warehouse)  # before dbt parses (which makes the folder for a build)
+    versions = project.code_versions()
+    project.resolve_selection(None)  # parsed before the read, not while holding the lock
+    with ops.read_warehouse(warehouse, reader="board", wait_seconds=lock_wait_seconds) as c:
+        statuses = status.collect_for(project, window, connection=c)
+        extras = read_extras(warehouse, window, c)
     return assemble(
         statuses,
         extras,
         window=window,
         now=ops.utc_now(),
-        current_code_versions=project.code_versions(),
+        current_code_versions=versions,
         warehouse=str(warehouse),
     )
 
@@ -462,7 +435,8 @@ def assemble(
         if run.outcome == "running"
         and (
             (holder is not None and holder.run_id == run.run_id)
-            or now - run.started_at <= ACTIVE_RUN_LIMIT
+            or run.alive is True
+            or (run.alive is None and now - run.started_at <= ACTIVE_RUN_LIMIT)
         )
     ]
     holes = status.find_hour_holes(extras.hourly, MIN_HOLE_HOURS)
@@ -598,6 +572,14 @@ def _row(
 
 def _ready_lamp(day_status: DayStatus, attempts: list[ops.Attempt], active: list[RunEntry]) -> Lamp:
     verdict = day_status.readiness
+    refused = _last_failed_build(day_status, attempts)
+    if refused is not None and failure_step(refused) == "ready":
+        return Lamp(
+            "ready",
+            FAILED,
+            f"attempt {refused.attempt} of {refused.command} run {refused.run_id} refused it "
+            f"at readiness at {refused.ended_at:%Y-%m-%d %H:%M:%S} UTC: {refused.message}",
+        )
     if verdict.is_ready:
         return Lamp(
             "ready",
@@ -630,14 +612,24 @@ def _ready_lamp(day_status: DayStatus, attempts: list[ops.Attempt], active: list
     return Lamp("ready", OFF, f"not ready: {verdict.reason}")
 
 
-def failure_step(message: str | None) -> str:
-    """The lamp a failed build stopped at, from its one-line message."""
-    text = message or ""
-    if AUDIT_FAILURE.search(text):
-        return "audited"
-    if PUBLISH_FAILURE.search(text):
-        return "published"
-    return "building"
+def failure_step(attempt: ops.Attempt) -> str:
+    """The lamp a failed attempt stopped at: from the step its run recorded, or for an
+    attempt recorded before failed_step existed, from its message."""
+    if attempt.failed_step is not None:
+        return STEP_LAMPS.get(attempt.failed_step, "building")
+    return "audited" if AUDIT_FAILURE.search(attempt.message or "") else "building"
+
+
+def _last_failed_build(day_status: DayStatus, attempts: list[ops.Attempt]) -> ops.Attempt | None:
+    """The day's latest build attempt when it failed after the data now published."""
+    builds = [a for a in attempts if a.outcome in ("published", "failed")]
+    last = builds[-1] if builds else None
+    facts = day_status.facts
+    if last is None or last.outcome != "failed":
+        return None
+    if facts is not None and last.ended_at <= facts.published_at:
+        return None
+    return last
 
 
 def _build_lamps(
@@ -716,15 +708,19 @@ def _build_lamps(
             f"deployment's retry delay of {delay:g}s; a run started with its own --retry-delay "
             "waits that instead)"
         )
-    stopped_at = failure_step(last.message)
-    reached = {"building": 0, "audited": 1, "published": 2}[stopped_at]
+    stopped_at = failure_step(last)
+    reached = {"ready": -1, "building": 0, "audited": 1, "published": 2}[stopped_at]
     passed = {
         "building": f"built in attempt {last.attempt} of run {last.run_id}",
         "audited": f"audits passed in attempt {last.attempt} of run {last.run_id}",
     }
     lamps = []
     for index, step in enumerate(("building", "audited", "published")):
-        if index < reached:
+        if reached < 0 and step == "published" and facts is not None:
+            lamps.append(published)  # readiness refused the rebuild: the data stands
+        elif reached < 0:
+            lamps.append(Lamp(step, OFF, f"not reached: {failure}"))
+        elif index < reached:
             lamps.append(Lamp(step, ON, passed[step]))
         elif index == reached:
             lamps.append(Lamp(step, state, failure, retry_at))
@@ -785,7 +781,11 @@ def _flags(
         after = f"; published later by run {facts.run_id}" if facts else "; still not published"
         flags.append(Flag("late", f"not ready when its run came{when}{after}"))
     waiting = [lamp for lamp in lamps if lamp.step != "ready" and lamp.state == WAITING]
-    failed = [lamp for lamp in lamps if lamp.step != "ready" and lamp.state == FAILED]
+    failed = [
+        lamp
+        for lamp in lamps
+        if lamp.state == FAILED and (lamp.step != "ready" or day_status.readiness.is_ready)
+    ]
     if waiting:
         flags.append(Flag("retrying", waiting[0].note))
     elif failed:

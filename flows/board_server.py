@@ -1,12 +1,13 @@
 """`refill board --serve`: the board on 127.0.0.1, redrawn while a run moves across it.
 
 One thread watches, twice a second and without opening the warehouse, what the board is
-drawn from: the lock file (which run builds which days now), the warehouse file and its
+drawn from: the lock's holder (which run builds which days now), the warehouse file and its
 WAL, and the window's landing manifests. When one of them changes, the page is redrawn at
 once with the new lock holder (the lamps move even while a build holds the file), and a
-second thread reads the warehouse in full as soon as it gets the warehouse lock, between
-two builds: a reader's connection must never make a build fail to open the file. The page
-asks /state.json every few seconds and reloads when the board's fingerprint changed.
+second thread reads the warehouse in full through ops.read_warehouse, between two builds
+(a backfill lets a waiting reader in before its next chunk): a reader's connection never
+makes a build fail to open the file. The page asks /state.json every few seconds and
+reloads when the board's fingerprint changed.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ class BoardService:
             fresh = board.snapshot(self.project, self.window, self.lock_wait_seconds)
         except RefillError as error:  # a build kept the lock (LockTimeout), or the file
             self.wanted.set()
-            if not isinstance(error, locking.LockTimeout):
+            busy = isinstance(error, locking.LockTimeout)
+            if not busy or isinstance(error, locking.WarehouseOpenElsewhere):
                 self.last_error = str(error)
                 log.warning("refill board: %s", error)
             return False

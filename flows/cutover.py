@@ -35,7 +35,7 @@ import duckdb
 
 from flows import settings
 from flows.errors import RefillError
-from flows.locking import LIVE, warehouse_lock
+from flows.locking import LIVE, file_holder, warehouse_lock
 
 # A refusal lists at most this many days and this many backfill commands; past that,
 # one command covers the whole span (rebuilding a published day is harmless).
@@ -370,13 +370,18 @@ def _cutover_locked(
 
 
 def _connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """The command's one read-write connection, taken under the warehouse lock after
+    warehouse_lock waited for processes outside refill to close the file."""
     try:
         return duckdb.connect(str(warehouse))
     except duckdb.IOException as error:
-        reason = " ".join(str(error).split())
+        outside = file_holder(error)
+        reason = outside.describe() if outside else " ".join(str(error).split())
         raise RefillError(
-            f"cutover refused: the warehouse is busy ({reason}); run again when that run ends"
-        ) from error
+            f"cutover refused: the warehouse is open in {reason}; run again when it closes it"
+            if outside
+            else f"cutover refused: cannot open the warehouse ({reason})"
+        ) from None
 
 
 def _rollback_quietly(connection: duckdb.DuckDBPyConnection) -> None:

@@ -2,7 +2,9 @@
 
 The relations themselves are created by dbt (macros/ops/refill_create_ops_relations.sql,
 their one home). Connections are short: DuckDB lets one process write a file, and a
-connection left open would lock out the next dbt invocation or another run.
+connection left open would lock out the next dbt invocation or another run. Every read goes
+through `read_warehouse` (under the warehouse lock, read-only), so a reader never makes a
+writer fail.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows import locking
 from flows.errors import RefillError
 
 
@@ -27,24 +31,90 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+# A reader waits this long for a write in progress (one chunk of a backfill, a daily run's
+# window) to end; writers take the lock per chunk, and let waiting readers in first.
+DEFAULT_READ_WAIT_SECONDS = 300.0
+
+
+def check_readable(warehouse: Path) -> None:
+    """A reading command's first step: refuse, in one line and before anything else runs,
+    a warehouse that is missing, a folder or not a DuckDB file. Creates nothing."""
+    locking.check_location(warehouse, create=False)
+
+
 @contextlib.contextmanager
-def connect(warehouse: Path, read_only: bool = False, wait_seconds: float = 60) -> Iterator:
-    """A short DuckDB connection, waiting (bounded) while another process writes the file."""
-    if read_only and not warehouse.exists():
-        raise RefillError(f"no warehouse at {warehouse}: run `refill daily` or a backfill first")
+def read_warehouse(
+    warehouse: Path,
+    *,
+    reader: str = "read",
+    wait_seconds: float = DEFAULT_READ_WAIT_SECONDS,
+    on_wait=None,
+) -> Iterator:
+    """refill's one way to read the warehouse: take the warehouse lock briefly (as a reader:
+    a backfill lets it in between two chunks, a build in progress makes it wait, at most
+    `wait_seconds`), open the file read-only, read, close, let go. A reader's connection
+    never makes a writer fail, because no writer opens the file while a reader holds the
+    lock. The warehouse must exist: a reader never creates the file or its folder, and a
+    path that is missing, a folder or not a DuckDB file is refused in one line. `on_wait` is
+    told once whom the read waits for (locking.warehouse_lock's)."""
     deadline = time.monotonic() + wait_seconds
-    while True:
+    with locking.warehouse_lock(
+        warehouse,
+        run_id=f"{reader}-{os.getpid()}",
+        command=reader,
+        priority=locking.READ,
+        wait_seconds=wait_seconds,
+        on_wait=on_wait,
+    ):
         try:
-            connection = duckdb.connect(str(warehouse), read_only=read_only)
-            break
-        except duckdb.IOException as error:
-            if "lock" not in str(error).lower() or time.monotonic() >= deadline:
-                raise RefillError(f"warehouse {warehouse.name} is busy: {error}") from None
-            time.sleep(0.2)
+            connection = _open(warehouse, True, max(deadline - time.monotonic(), 0))
+        except duckdb.ConnectionException:
+            # This process writes it now (a read inside its own write): DuckDB allows one
+            # configuration per file in a process, so read on a connection like the writer's.
+            try:
+                connection = _open(warehouse, False, 0)
+            except duckdb.ConnectionException as error:
+                raise RefillError(f"cannot read the warehouse {warehouse}: {error}") from None
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+
+@contextlib.contextmanager
+def connect(
+    warehouse: Path, read_only: bool = False, wait_seconds: float | None = None
+) -> Iterator:
+    """A short DuckDB connection. Read-only: `read_warehouse` (the readers' protocol).
+    Read-write: for a writer that holds the warehouse lock; it waits (bounded) while a
+    process outside refill has the file open, then says which one."""
+    if read_only:
+        wait = DEFAULT_READ_WAIT_SECONDS if wait_seconds is None else wait_seconds
+        with read_warehouse(warehouse, wait_seconds=wait) as connection:
+            yield connection
+        return
+    connection = _open(warehouse, False, 60 if wait_seconds is None else wait_seconds)
     try:
         yield connection
     finally:
         connection.close()
+
+
+def _open(warehouse: Path, read_only: bool, wait_seconds: float):
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return duckdb.connect(str(warehouse), read_only=read_only)
+        except duckdb.IOException as error:
+            outside = locking.file_holder(error)
+            if outside is None:
+                raise RefillError(f"cannot open the warehouse {warehouse}: {error}") from None
+            if time.monotonic() >= deadline:
+                raise locking.WarehouseOpenElsewhere(
+                    f"warehouse {warehouse.name} is open in {outside.describe()}; waited "
+                    f"{wait_seconds:g}s. Retry when it closes the file"
+                ) from None
+            time.sleep(locking.FILE_POLL_SECONDS)
 
 
 def has_ops(connection) -> bool:
@@ -104,6 +174,18 @@ def record_run_end(
     )
 
 
+def run_is_alive(warehouse: Path, run_id: str) -> bool | None:
+    """Whether the process of a run whose run-log row says "running" is still alive: True,
+    False (it was killed or interrupted without closing its row), or None when nobody can
+    tell. A run holds an OS lock for its lifetime (flows/run_liveness.py); the kernel
+    releases it when the process ends, however it ends."""
+    try:
+        from flows import run_liveness
+    except ImportError:  # a checkout without run liveness: nobody can tell
+        return None
+    return run_liveness.is_alive(warehouse, run_id)
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -125,26 +207,51 @@ class Attempt:
     message: str
     started_at: datetime
     ended_at: datetime
+    # Where a failed attempt stopped (FAILED_STEPS); None when it published, or when a
+    # warehouse from before the column recorded it (the board then reads the message).
+    failed_step: str | None = None
+
+
+FAILED_STEPS = ("readiness", "build", "audit", "publish", "interrupted", "lock", "other")
+ATTEMPT_COLUMNS = (
+    "run_id, command, partition_date, chunk_start, chunk_end, attempt, outcome, message, "
+    "started_at, ended_at"
+)
+
+
+def has_failed_step(connection) -> bool:
+    """ops.partition_attempts records failed_step (warehouses from before it do not)."""
+    (count,) = connection.execute(
+        "select count(*) from information_schema.columns where table_schema = 'ops' "
+        "and table_name = 'partition_attempts' and column_name = 'failed_step'"
+    ).fetchone()
+    return count > 0
 
 
 def record_attempt(connection, days: list[date], attempt: Attempt) -> None:
+    if attempt.failed_step is not None and attempt.failed_step not in FAILED_STEPS:
+        raise ValueError(f"failed_step {attempt.failed_step!r} is not one of {FAILED_STEPS}")
+    columns, values = ATTEMPT_COLUMNS, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    with_step = has_failed_step(connection)
+    if with_step:
+        columns, values = columns + ", failed_step", values + ", ?"
+    rows = []
+    for day in days:
+        row = [
+            attempt.run_id,
+            attempt.command,
+            day,
+            attempt.chunk_start,
+            attempt.chunk_end,
+            attempt.attempt,
+            attempt.outcome,
+            attempt.message,
+            attempt.started_at,
+            attempt.ended_at,
+        ]
+        rows.append([*row, attempt.failed_step] if with_step else row)
     connection.executemany(
-        "insert into ops.partition_attempts values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            [
-                attempt.run_id,
-                attempt.command,
-                day,
-                attempt.chunk_start,
-                attempt.chunk_end,
-                attempt.attempt,
-                attempt.outcome,
-                attempt.message,
-                attempt.started_at,
-                attempt.ended_at,
-            ]
-            for day in days
-        ],
+        f"insert into ops.partition_attempts ({columns}) values ({values})", rows
     )
 
 
@@ -178,13 +285,34 @@ def read_ledger(connection, start: date, end: date) -> list[LedgerRow]:
 
 def read_latest_attempts(connection, start: date, end: date) -> dict[date, Attempt]:
     rows = connection.execute(
-        "select partition_date, run_id, command, chunk_start, chunk_end, attempt, outcome, "
-        "message, started_at, ended_at from ops.partition_attempts "
+        f"select partition_date, {_attempt_fields(connection)} from ops.partition_attempts "
         "where partition_date between ? and ? "
         "qualify row_number() over (partition by partition_date order by ended_at desc) = 1",
         [start, end],
     ).fetchall()
     return {row[0]: Attempt(*row[1:]) for row in rows}
+
+
+def read_attempts(connection, start: date, end: date) -> dict[date, list[Attempt]]:
+    """Every attempt at each day of the range, oldest first."""
+    rows = connection.execute(
+        f"select partition_date, {_attempt_fields(connection)} from ops.partition_attempts "
+        "where partition_date between ? and ? order by partition_date, ended_at",
+        [start, end],
+    ).fetchall()
+    attempts: dict[date, list[Attempt]] = {}
+    for row in rows:
+        attempts.setdefault(row[0], []).append(Attempt(*row[1:]))
+    return attempts
+
+
+def _attempt_fields(connection) -> str:
+    """An Attempt's fields in order (partition_date aside)."""
+    failed_step = "failed_step" if has_failed_step(connection) else "null"
+    return (
+        "run_id, command, chunk_start, chunk_end, attempt, outcome, message, started_at, "
+        f"ended_at, {failed_step}"
+    )
 
 
 def read_days_ever_late(connection, start: date, end: date) -> set[date]:

@@ -43,18 +43,19 @@ def collect(
     window: planning.DateRange,
     models: list[str],
     current_code_versions: dict[str, str],
+    connection=None,
 ) -> list[DayStatus]:
     """The state of each day of `window` across `models`, from the ledger, the attempts
-    and the landing. A warehouse that does not exist yet has nothing published."""
-    ledger: list[ops.LedgerRow] = []
-    attempts: dict[date, ops.Attempt] = {}
-    late: set[date] = set()
-    if warehouse.exists():
-        with ops.connect(warehouse, read_only=True) as connection:
-            if ops.has_ops(connection):
-                ledger = ops.read_ledger(connection, window.start, window.end)
-                attempts = ops.read_latest_attempts(connection, window.start, window.end)
-                late = ops.read_days_ever_late(connection, window.start, window.end)
+    and the landing. Reads on `connection` when given (a reading command's, which needs
+    the warehouse to exist); else, for the planner, a warehouse that does not exist yet
+    has nothing published, and one that does is read through ops.read_warehouse."""
+    if connection is not None:
+        ledger, attempts, late = _read(connection, window)
+    elif warehouse.exists():
+        with ops.read_warehouse(warehouse, reader="plan") as connection:
+            ledger, attempts, late = _read(connection, window)
+    else:
+        ledger, attempts, late = [], {}, set()
     by_day: dict[date, dict[str, ops.LedgerRow]] = {}
     for row in ledger:
         by_day.setdefault(row.partition_date, {})[row.model_name] = row
@@ -79,3 +80,15 @@ def collect(
         )
         statuses.append(DayStatus(verdict.day, verdict, state, rows, attempt, verdict.day in late))
     return statuses
+
+
+def _read(
+    connection, window: planning.DateRange
+) -> tuple[list[ops.LedgerRow], dict[date, ops.Attempt], set[date]]:
+    if not ops.has_ops(connection):
+        return [], {}, set()
+    return (
+        ops.read_ledger(connection, window.start, window.end),
+        ops.read_latest_attempts(connection, window.start, window.end),
+        ops.read_days_ever_late(connection, window.start, window.end),
+    )

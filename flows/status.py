@@ -1,9 +1,16 @@
-"""`refill status` and `refill gaps`: the terminal views of partition_status.collect."""
+"""`refill status` and `refill gaps`: the terminal views of partition_status.collect.
+
+They are reading commands: they read the warehouse through ops.read_warehouse (never
+making a writer fail), and a warehouse that is not there is an error naming its path."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 
 from flows import ops, partition_status, planning, settings
 from flows.dbt_runner import DbtProject
@@ -33,15 +40,37 @@ def default_window(today: date, start: date | None, end: date | None) -> plannin
     return planning.parse_range(start, end)
 
 
-def collect_for(project: DbtProject, window: planning.DateRange, select: str | None = None):
+def collect_for(
+    project: DbtProject,
+    window: planning.DateRange,
+    select: str | None = None,
+    connection=None,
+):
+    """The days of `window` as a reading command sees them (on `connection` when given)."""
+    warehouse = settings.warehouse_path()
+    if connection is None:
+        ops.check_readable(warehouse)  # before dbt parses (which makes the folder for a build)
     selection = project.resolve_selection(select)
-    return partition_status.collect(
-        settings.warehouse_path(),
-        settings.landing_root(),
-        window,
-        selection.models,
-        project.code_versions(),
-    )
+    versions = project.code_versions()
+    with _reading(warehouse, connection, "status") as reading:
+        return partition_status.collect(
+            warehouse, settings.landing_root(), window, selection.models, versions, reading
+        )
+
+
+@contextlib.contextmanager
+def _reading(warehouse: Path, connection, reader: str) -> Iterator:
+    """`connection` when the caller reads already; else a read of its own."""
+    if connection is not None:
+        yield connection
+        return
+    with ops.read_warehouse(warehouse, reader=reader, on_wait=_say_waiting) as own:
+        yield own
+
+
+def _say_waiting(holder) -> None:
+    """A terminal command that waits for a build in progress says for whom, once."""
+    print(f"refill: waiting for the warehouse, held by {holder.describe()}", file=sys.stderr)
 
 
 def status_table(statuses: list[partition_status.DayStatus]) -> str:
@@ -76,14 +105,11 @@ def status_table(statuses: list[partition_status.DayStatus]) -> str:
     return format_table(rows)
 
 
-def data_as_of_lines() -> list[str]:
-    warehouse = settings.warehouse_path()
-    if not warehouse.exists():
-        return ["data as of: nothing published yet"]
-    with ops.connect(warehouse, read_only=True) as connection:
-        if not ops.has_ops(connection):
+def data_as_of_lines(connection=None) -> list[str]:
+    with _reading(settings.warehouse_path(), connection, "status") as reading:
+        if not ops.has_ops(reading):
             return ["data as of: nothing published yet"]
-        rows = ops.read_data_as_of(connection)
+        rows = ops.read_data_as_of(reading)
     if not rows:
         return ["data as of: nothing published yet"]
     return [
@@ -104,14 +130,11 @@ def find_hour_holes(hourly: dict[date, dict[int, int]], min_hours: int) -> list[
     return holes
 
 
-def read_hourly_counts(window: planning.DateRange) -> dict[date, dict[int, int]]:
-    warehouse = settings.warehouse_path()
-    if not warehouse.exists():
-        return {}
-    with ops.connect(warehouse, read_only=True) as connection:
-        if not ops.has_ops(connection):
+def read_hourly_counts(window: planning.DateRange, connection=None) -> dict[date, dict[int, int]]:
+    with _reading(settings.warehouse_path(), connection, "gaps") as reading:
+        if not _has_facts(reading):
             return {}
-        rows = connection.execute(
+        rows = reading.execute(
             "select event_date, hour(event_ts), count(*) from main.fct_payments "
             "where event_date between ? and ? group by 1, 2",
             [window.start, window.end],
@@ -120,6 +143,14 @@ def read_hourly_counts(window: planning.DateRange) -> dict[date, dict[int, int]]
     for day, hour, count in rows:
         hourly.setdefault(day, {})[hour] = count
     return hourly
+
+
+def _has_facts(connection) -> bool:
+    (count,) = connection.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'main' and table_name = 'fct_payments'"
+    ).fetchone()
+    return count > 0
 
 
 @dataclass

@@ -348,9 +348,10 @@ def wait_for(predicate, seconds: float = 30):
     raise AssertionError("timed out waiting for the board")
 
 
-def test_a_run_in_progress_moves_across_the_served_board(workspace):
-    # GIVEN day 1 published, and a backfill of days 2-3 running now whose first attempt at
-    # day 2 just failed in the audits
+def test_a_run_in_progress_moves_across_the_served_board(workspace, monkeypatch):
+    # GIVEN day 1 published, and a backfill of days 2-3 running now (its process alive)
+    # whose first attempt at day 2 just failed in the audits
+    monkeypatch.setattr(ops, "run_is_alive", lambda warehouse, run_id: run_id == "run-now")
     write_days(workspace.landing, d(1), 3, SPEC)
     run_backfill(start=d(1), end=d(1))
     failed_at = ops.utc_now().replace(microsecond=0)
@@ -455,24 +456,37 @@ def _status(day: date, ready: bool = True, ledger=None, state=DayState.MISSING) 
     return DayStatus(day, verdict, state, ledger or {})
 
 
-def _attempt(outcome: str, message: str, attempt: int = 1, run_id: str = "r1") -> ops.Attempt:
+def _attempt(
+    outcome: str,
+    message: str,
+    attempt: int = 1,
+    run_id: str = "r1",
+    failed_step: str | None = None,
+) -> ops.Attempt:
     at = datetime(2026, 3, 2, 10, 0, attempt)
-    return ops.Attempt(run_id, "backfill", W1, W1, attempt, outcome, message, at, at)
+    return ops.Attempt(run_id, "backfill", W1, W1, attempt, outcome, message, at, at, failed_step)
 
 
 @pytest.mark.parametrize(
-    "message, lamps",
+    "failed_step, message, lamps",
     [
-        ("fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
-        ("fct_payments: refill fault injected at in_audit", ["on", "on", "failed", "off"]),
-        ("fct_payments: refill fault injected at before_ledger", ["on", "on", "on", "failed"]),
-        ("stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
+        ("audit", "fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
+        ("publish", "refill publish: ledger rows not written", ["on", "on", "on", "failed"]),
+        ("build", "stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
+        ("readiness", "refill readiness: 2026-03-02 exported_at", ["failed", "off", "off", "off"]),
+        ("interrupted", "interrupted by SIGINT", ["on", "failed", "off", "off"]),
+        # what the run recorded wins over what the message looks like
+        ("audit", "a message that names no step", ["on", "on", "failed", "off"]),
+        ("build", "refill audit: text in a build error", ["on", "failed", "off", "off"]),
+        # an attempt recorded before failed_step existed: its message
+        (None, "fct_payments: refill audit: loses landed lines", ["on", "on", "failed", "off"]),
+        (None, "stg_payments__lines: Binder Error: no column x", ["on", "failed", "off", "off"]),
     ],
 )
-def test_a_failed_build_crosses_the_lamp_it_stopped_at(message, lamps):
-    # GIVEN a ready day whose only build failed with `message`, no run going on
+def test_a_failed_build_crosses_the_lamp_it_stopped_at(failed_step, message, lamps):
+    # GIVEN a ready day whose only build failed at `failed_step` with `message`, no run on
     statuses = [_status(W1, state=DayState.FAILED)]
-    extras = board.Extras(attempts={W1: [_attempt("failed", message)]})
+    extras = board.Extras(attempts={W1: [_attempt("failed", message, failed_step=failed_step)]})
 
     # WHEN the board is assembled
     row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
@@ -480,6 +494,19 @@ def test_a_failed_build_crosses_the_lamp_it_stopped_at(message, lamps):
     # THEN the lamps stop at the step that failed, and the flag says why
     assert [lamp.state for lamp in row.lamps] == lamps
     assert message in row.flags[0].note and row.flags[0].name == "failed"
+
+
+def test_a_fault_message_alone_no_longer_lights_the_publish_lamp():
+    # GIVEN an old-style attempt (no failed_step) whose message names a fault point
+    statuses = [_status(W1, state=DayState.FAILED)]
+    message = "fct_payments: refill fault injected at before_ledger"
+    extras = board.Extras(attempts={W1: [_attempt("failed", message)]})
+
+    # WHEN the board is assembled
+    row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
+
+    # THEN the message is not read for test machinery: the build lamp is crossed
+    assert [lamp.state for lamp in row.lamps] == ["on", "failed", "off", "off"]
 
 
 def test_a_warehouse_without_versioned_marts_draws_no_revenue_column():
@@ -511,3 +538,32 @@ def test_a_versioned_mart_is_pending_only_while_a_newer_version_waits():
     switched = board.VersionedMart("fct_daily_revenue", 2, 1, None, "revenue_usd")
     switched.published_days = {1: 7, 2: 7}
     assert switched.pending == [] and "v1 kept for rollback" in switched.describe()
+
+
+def _running(run_id: str, started: datetime) -> board.RunEntry:
+    return board.RunEntry(
+        run_id, "backfill", f"refill backfill ({run_id})", {}, started, None, "running", None
+    )
+
+
+def test_a_running_row_whose_process_is_gone_shows_as_interrupted(monkeypatch, tmp_path):
+    # GIVEN three run-log rows still "running": one whose process is gone, one alive for
+    # ten hours, and one nobody can tell about (a warehouse from before run liveness)
+    now = datetime(2026, 3, 2, 20, 0)
+    long_ago = now - timedelta(hours=10)
+    alive = {"r-dead": False, "r-long": True, "r-unknown": None}
+    monkeypatch.setattr(ops, "run_is_alive", lambda warehouse, run_id: alive[run_id])
+
+    # WHEN the board reads them and is assembled
+    runs = [board._with_liveness(_running(run_id, long_ago), tmp_path) for run_id in alive]
+    drawn = board.assemble([_status(W1)], board.Extras(runs=runs), now=now)
+
+    # THEN the dead one is interrupted, never "running now"; the live one runs however
+    # long it has; the unknown one counts as running only within ACTIVE_RUN_LIMIT
+    shown = {run.run_id: run.outcome for run in drawn.recent_runs}
+    assert shown == {"r-dead": "interrupted", "r-long": "running", "r-unknown": "running"}
+    assert "killed or interrupted" in next(r for r in runs if r.run_id == "r-dead").message
+    assert [run.run_id for run in drawn.active_runs] == ["r-long"]
+    assert "running now" not in board.render_html(
+        board.assemble([_status(W1)], board.Extras(runs=[runs[0]]), now=now)
+    )
