@@ -315,3 +315,85 @@ def test_the_same_landing_gives_the_same_warehouse_under_another_host_time_zone(
     assert snapshot(in_new_york) == snapshot(in_utc)
     published_utc = query(in_utc, "select count(*) from main.fct_payments")
     assert published_utc == [(expected_day(landing, NEW_DAY).published,)]
+
+
+# -- one definition: what readiness accepts, staging parses ------------------------------
+
+ACCEPTED_EXPORTED_AT = {
+    "2025-04-03T02:13:00Z": datetime(2025, 4, 3, 2, 13),
+    "2025-04-03T02:13:00+00:00": datetime(2025, 4, 3, 2, 13),
+    "2025-04-03T02:13:00.5Z": datetime(2025, 4, 3, 2, 13, 0, 500_000),
+    "2025-04-03T02:13:00.000001Z": datetime(2025, 4, 3, 2, 13, 0, 1),
+    "2024-02-29T23:59:59.999999+00:00": datetime(2024, 2, 29, 23, 59, 59, 999_999),
+}
+REFUSED_EXPORTED_AT = [
+    "2025-04-03T02:13:00",  # no zone
+    "2025-04-03T02:13:00+01:00",  # not UTC
+    "2025-04-03T02:13:00.1234567Z",  # finer than the warehouse's microseconds
+    "2025-04-03 02:13:00Z",
+    "2025-02-30T02:13:00Z",
+    "2025-04-03T24:00:00Z",
+    "2025-04-03T02:13:00Z\n",
+    "２０２５-04-03T02:13:00Z",
+    "",
+]
+
+
+def test_every_exported_at_readiness_accepts_is_parsed_by_staging_to_the_same_time():
+    # GIVEN the forms of exported_at readiness accepts, and some it refuses
+    # WHEN readiness reads them and the engine parses what readiness hands on
+    canonical = {text: readiness.canonical_exported_at(text) for text in ACCEPTED_EXPORTED_AT}
+    with duckdb.connect() as connection:
+        connection.execute("set TimeZone = 'America/New_York'")
+        parsed = {
+            text: connection.execute(
+                'select (from_json(?, \'{"exported_at": "TIMESTAMP"}\')).exported_at',
+                [f'{{"exported_at": "{value}"}}'],
+            ).fetchone()[0]
+            for text, value in canonical.items()
+        }
+
+    # THEN each accepted form reaches the warehouse as the instant it names, in UTC
+    assert parsed == ACCEPTED_EXPORTED_AT
+    # AND a form staging could misread is refused before it gets there
+    assert [readiness.canonical_exported_at(text) for text in REFUSED_EXPORTED_AT] == [None] * len(
+        REFUSED_EXPORTED_AT
+    )
+
+
+def test_a_landing_folder_with_a_quote_in_its_name_is_read_as_data(
+    tmp_path, monkeypatch, dbt_project
+):
+    # GIVEN a landing folder whose path holds a quote and a semicolon
+    landing = tmp_path / "o'brien; landing"
+    monkeypatch.setenv("REFILL_LANDING", str(landing))
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "warehouse" / "refill.duckdb"))
+    write_landed_day(landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]])
+
+    # WHEN the day is built
+    outcome = dbt_project.build(window_vars(NEW_DAY, NEW_DAY))
+
+    # THEN it publishes its lines, with file names relative to that folder
+    assert outcome.success, outcome.message
+    assert query(
+        tmp_path / "warehouse" / "refill.duckdb",
+        "select distinct file_name from staging.stg_payments__lines",
+    ) == [(f"{DATASET}/dt={NEW_DAY}/part-0000.jsonl",)]
+
+
+def test_a_landing_folder_the_engine_would_read_as_a_pattern_is_refused(
+    tmp_path, monkeypatch, dbt_project
+):
+    # GIVEN a landing folder whose path holds glob characters
+    landing = tmp_path / "landing[*]"
+    monkeypatch.setenv("REFILL_LANDING", str(landing))
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "warehouse" / "refill.duckdb"))
+    write_landed_day(landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]])
+
+    # WHEN the day is built
+    outcome = dbt_project.build(window_vars(NEW_DAY, NEW_DAY))
+
+    # THEN the build is refused naming the variable, on one line
+    assert not outcome.success
+    assert "refill input: REFILL_LANDING" in outcome.message and "glob" in outcome.message
+    assert "\n" not in outcome.message
