@@ -397,3 +397,37 @@ def test_a_landing_folder_the_engine_would_read_as_a_pattern_is_refused(
     assert not outcome.success
     assert "refill input: REFILL_LANDING" in outcome.message and "glob" in outcome.message
     assert "\n" not in outcome.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "part-0 1.jsonl",
+        "part-[01].jsonl",
+        "part-*.jsonl",
+        "part-é.jsonl",
+        "part-.jsonl",
+        "part-a.b.jsonl",
+    ],
+)
+def test_a_part_file_name_outside_the_pattern_makes_the_day_not_ready(tmp_path, name):
+    # GIVEN a day whose one part file has a name the engine could misread
+    write_landed_day(tmp_path, NEW_DAY, [[payment_line(NEW_DAY, 1)]], part_names=[name])
+
+    # WHEN readiness judges it
+    verdict = readiness.day_readiness(tmp_path, DATASET, NEW_DAY)
+
+    # THEN it is not ready, naming the file on one ASCII line
+    assert not verdict.is_ready and verdict.reason.startswith("part file name ")
+    assert verdict.reason.isascii() and "\n" not in verdict.reason
+
+
+def test_folders_that_name_no_day_are_not_landed_days(tmp_path):
+    # GIVEN a landing with a real day and folders that only look like days
+    write_landed_day(tmp_path, NEW_DAY, [[payment_line(NEW_DAY, 1)]])
+    for odd in ("dt=2025-02-30", "dt=２０２５-04-03", "dt=2025-04-04\n", "dt=2025-04-05.bak"):
+        (tmp_path / DATASET / odd).mkdir()
+
+    # WHEN the landed days are listed
+    # THEN only the real day is one
+    assert readiness.landed_days(tmp_path, DATASET) == [NEW_DAY]
