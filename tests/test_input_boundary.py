@@ -57,8 +57,23 @@ def published(workspace, dbt_project):
     return workspace
 
 
+# An exported_at that, pasted into the VALUES list staging once rendered, closed it and
+# dropped fct_payments for good (reproduced on the code before the input boundary).
+VALUES_LIST_EXPLOIT = (
+    "2025-04-03T02:13:00Z', 'fp', []::varchar[])) as manifest_values (landed_date, "
+    "manifest_files, manifest_records, exported_at, source_fingerprint, part_files)), "
+    "final as (select landed_date, manifest_files, manifest_records, source_fingerprint, "
+    "part_files, strptime(exported_at, '%Y-%m-%dT%H:%M:%SZ') as exported_at from manifests) "
+    "select * from final); drop table main.fct_payments; select * from (with manifests as "
+    "(select * from (values (date '2025-04-02', 1, 5, '2025-04-03T02:13:00Z"
+)
+
 HOSTILE_MANIFESTS = {
-    "exported_at closes the SQL text and drops a table": (
+    "exported_at closes the VALUES list and drops fct_payments": (
+        {"exported_at": VALUES_LIST_EXPLOIT},
+        "exported_at",
+    ),
+    "exported_at closes the SQL text": (
         {"exported_at": f"2025-04-03T02:13:00Z{INJECTED_SQL}"},
         "exported_at",
     ),
@@ -87,14 +102,15 @@ def test_a_hostile_manifest_value_refuses_the_day_by_name_and_changes_nothing(
     verdict = readiness.day_readiness(published.landing, DATASET, NEW_DAY)
     outcome = dbt_project.build(window_vars(NEW_DAY, NEW_DAY))
 
-    # THEN the day is not ready, with a one-line reason naming the field
-    assert not verdict.is_ready
-    assert field in verdict.reason and "\n" not in verdict.reason
-    # AND dbt refuses it naming the day and the field, and every table is as it was
+    # THEN every table is as it was
+    assert published_tables(published.warehouse) == before
+    # AND dbt refuses the day, naming it and the field
     assert not outcome.success
     assert "refill readiness:" in outcome.message, outcome.message
     assert f"{NEW_DAY} (" in outcome.message and field in outcome.message
-    assert published_tables(published.warehouse) == before
+    # AND readiness says why, on one line naming the field
+    assert not verdict.is_ready
+    assert field in verdict.reason and "\n" not in verdict.reason
 
 
 def test_a_part_file_name_that_injects_sql_refuses_the_day_by_name(published, dbt_project):
