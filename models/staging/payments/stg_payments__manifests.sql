@@ -5,10 +5,24 @@
     data the engine reads (refill_landed_manifests), never values pasted into SQL.
 -#}
 {%- set window = refill_window() -%}
-{%- do refill_require_landing_ready('payments', window) -%}
+{%- set checked = refill_require_landing_ready('payments', window) -%}
 
 with verdicts as (
+    {%- if checked | length == 0 %}
+    {#-- Parsing: nothing checked yet; the same columns, no rows. --#}
+    select
+        null::date as day,
+        null::boolean as is_ready,
+        null::varchar as reason,
+        null::varchar[] as part_files,
+        null::integer as manifest_files,
+        null::bigint as manifest_records,
+        null::timestamp as exported_at,
+        null::varchar as source_fingerprint
+    where false
+    {%- else %}
     {{ refill_landed_manifests('payments', window) }}
+    {%- endif %}
 ),
 
 ready as (
