@@ -31,7 +31,7 @@
                     "is_ready": "BOOLEAN",
                     "reason": "VARCHAR",
                     "part_files": ["VARCHAR"],
-                    "manifest_files": "INTEGER",
+                    "manifest_files": "BIGINT",
                     "manifest_records": "BIGINT",
                     "exported_at": "TIMESTAMP",
                     "source_fingerprint": "VARCHAR"

@@ -15,7 +15,7 @@ with verdicts as (
         null::boolean as is_ready,
         null::varchar as reason,
         null::varchar[] as part_files,
-        null::integer as manifest_files,
+        null::bigint as manifest_files,
         null::bigint as manifest_records,
         null::timestamp as exported_at,
         null::varchar as source_fingerprint
@@ -45,8 +45,8 @@ final as (
         -- partition
         day as landed_date,
 
-        -- manifest
-        manifest_files,
+        -- manifest (a ready day's file count is the files found: small)
+        manifest_files::integer as manifest_files,
         manifest_records,
         source_fingerprint,
         part_files,
