@@ -30,7 +30,7 @@ from read_json(@manifest_files, filename = true, columns = {
 
 create or replace temp table lines as
 with files as (
-    select filename, content from read_text(@part_files)
+    select filename, content from read_blob(@part_files)
 ),
 
 raw_lines as (

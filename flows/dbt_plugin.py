@@ -21,10 +21,17 @@ from flows.code_version import git_commit
 
 
 def refill_landing_root() -> str:
-    return settings.landing_root().as_posix()
+    """The landing root, refused when the engine could not read it as one literal folder."""
+    root = settings.landing_root()
+    problem = readiness.landing_root_problem(root)
+    if problem:
+        shown = json.dumps(root.as_posix(), ensure_ascii=True)
+        raise ValueError(f"refill input: REFILL_LANDING {shown} {problem}; use a plain folder path")
+    return root.as_posix()
 
 
 def refill_window_readiness(dataset: str, start: date, end: date) -> str:
+    """The window's verdicts as JSON: SQL reads them as data (from_json), never as text."""
     verdicts = readiness.window_readiness(settings.landing_root(), dataset, start, end)
     return json.dumps([v.to_json() for v in verdicts])
 

@@ -154,6 +154,96 @@ def _amount(value: float, currency: str) -> float | int:
     return int(round(value)) if currency == "JPY" else round(value, 2)
 
 
+# -- Hostile and odd inputs, for tests and the harness. Small writers: each produces one
+# kind of landing that refill must refuse by name or quarantine line by line. The default
+# generator above never calls them, so its output stays the same.
+
+# Transaction ids that are data, never SQL: quotes, a statement separator, backslashes,
+# JSON escapes and characters outside ASCII.
+ODD_TRANSACTION_IDS = (
+    "tx-'quoted'",
+    'tx-"double"',
+    "tx-'; drop table main.fct_payments; --",
+    "tx-back\\slash\\",
+    "tx-\\x00-not-a-nul",
+    "tx-line\nbreak",
+    "tx-tab\there",
+    "tx-ünïcødé-€-日本",
+    "tx-emoji-\U0001f4b8",
+    "tx-rtl-\u202e-gnp.exe",
+    "tx-%s-{}-$1-?",
+)
+
+# A manifest value that closes the SQL text it was once pasted into and appends a statement.
+INJECTED_SQL = "'); drop table main.fct_payments; --"
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT = _Omit()  # a manifest field left out by write_landed_day
+
+
+def payment_line(day: date, number: int, **changes) -> str:
+    """One valid payment line of `day` (JSON), with any field changed or removed (None)."""
+    record = {
+        "transaction_id": f"tx-{day:%Y%m%d}-{number:06d}",
+        "event_ts": _timestamp(day, (number * 3_607) % 86_400),
+        "amount": 10 + number,
+        "currency": "EUR",
+        "market": "DE",
+        "status": "captured",
+    }
+    record.update(changes)
+    return json.dumps({key: value for key, value in record.items() if value is not None})
+
+
+def not_utf8_line(day: date, number: int) -> bytes:
+    """A payment line whose bytes are not valid UTF-8 (a Latin-1 byte and a cut sequence)."""
+    line = payment_line(day, number, market="DE").encode()
+    return line.replace(b'"DE"', b'"D\xe9\xc3"')
+
+
+def write_landed_day(
+    root: Path,
+    day: date,
+    parts: list[list[str | bytes]],
+    manifest: dict | str | bytes | None = None,
+    part_names: list[str] | None = None,
+) -> dict | str | bytes:
+    """Write a day from explicit lines (text or raw bytes) and, last, its manifest.
+
+    `manifest` None writes one that agrees with the files; a dict is merged over that
+    agreeing manifest (a value of `OMIT` removes the field); a str or bytes is written
+    as it is. `part_names` replaces the usual part-NNNN.jsonl names. Returns what was
+    written as the manifest.
+    """
+    folder = day_folder(root, DATASET, day)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    names = part_names or [f"part-{index:04d}.jsonl" for index in range(len(parts))]
+    for name, lines in zip(names, parts, strict=True):
+        encoded = [line.encode() if isinstance(line, str) else line for line in lines]
+        (folder / name).write_bytes(b"".join(line + b"\n" for line in encoded))
+    agreeing = {
+        "dt": day.isoformat(),
+        "files": len(parts),
+        "records": sum(len(lines) for lines in parts),
+        "exported_at": f"{day + timedelta(days=1)}T02:13:00Z",
+    }
+    if manifest is None or isinstance(manifest, dict):
+        merged = {**agreeing, **(manifest or {})}
+        manifest = {key: value for key, value in merged.items() if value is not OMIT}
+        (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
+    else:
+        raw = manifest.encode() if isinstance(manifest, str) else manifest
+        (folder / MANIFEST_NAME).write_bytes(raw)
+    return manifest
+
+
 def fx_rate_rows() -> list[tuple[str, str, str]]:
     """Daily USD value of one unit of each currency, 2024-01-01 to 2027-12-31 (a seeded walk)."""
     rng = random.Random("fx")

@@ -29,9 +29,18 @@ import pytest
 
 from flows.cli import main
 from flows.readiness import MANIFEST_NAME, day_folder
-from flows.sample_data import DATASET, DaySpec, write_day
+from flows.sample_data import (
+    DATASET,
+    INJECTED_SQL,
+    ODD_TRANSACTION_IDS,
+    OMIT,
+    DaySpec,
+    not_utf8_line,
+    write_day,
+    write_landed_day,
+)
 from tests.conftest import Workspace
-from tests.helpers import expected_day, query
+from tests.helpers import DayTruth, expected_day, query
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -124,6 +133,44 @@ def nothing(landing: Path) -> None:
     pass
 
 
+def hostile_manifest(fields: dict | bytes) -> Callable[[Path], None]:
+    def prepare(landing: Path) -> None:
+        write_landed_day(landing, BAD_DAY, [valid_lines()], fields)
+
+    return prepare
+
+
+def hostile_part_name(landing: Path) -> None:
+    name = f"part-0000{INJECTED_SQL}.jsonl"
+    write_landed_day(landing, BAD_DAY, [valid_lines()], part_names=[name])
+
+
+def a_line_not_utf8(landing: Path) -> None:
+    lines = valid_lines()
+    write_landed_day(landing, BAD_DAY, [lines[:5], [*lines[5:], not_utf8_line(BAD_DAY, 98)]])
+
+
+def odd_ids(landing: Path) -> None:
+    lines = [json.dumps(payment(n, transaction_id=tx)) for n, tx in enumerate(ODD_TRANSACTION_IDS)]
+    write_landed_day(landing, BAD_DAY, [lines])
+
+
+def oracle_day(landing: Path, day: date, scratch: Path) -> DayTruth:
+    """tests.helpers.expected_day, which reads lines as text, over a copy of the day in
+    which a line that is not UTF-8 stands as a line that is not JSON: both are quarantined."""
+    copy = day_folder(scratch, DATASET, day)
+    copy.mkdir(parents=True)
+    for part in day_folder(landing, DATASET, day).glob("part-*.jsonl"):
+        lines = []
+        for line in part.read_bytes().split(b"\n"):
+            try:
+                lines.append(line.decode())
+            except UnicodeDecodeError:
+                lines.append("not UTF-8")
+        (copy / part.name).write_text("\n".join(lines))
+    return expected_day(scratch, day)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -184,6 +231,14 @@ CASES = [
         quarantined=2,
     ),
     Case(
+        "malformed: not UTF-8",
+        a_line_not_utf8,
+        DAILY_BAD,
+        "not valid UTF-8",
+        0,
+        quarantined=1,
+    ),
+    Case(
         "truncated part file, cut inside its last line",
         truncated_mid_line,
         DAILY_BAD,
@@ -228,7 +283,7 @@ CASES = [
         "manifest is not a manifest",
         manifest("done"),
         DAILY_BAD,
-        f"{NOT_READY} (_SUCCESS is not a manifest with dt, files and records)",
+        f"{NOT_READY} (_SUCCESS is not a JSON object with dt, files, records and exported_at)",
         1,
         "published",
     ),
@@ -258,6 +313,96 @@ CASES = [
         "published",
     ),
     Case("nothing landed", nothing, DAILY_BAD, f"{NOT_READY} (no landing folder)", 1, "published"),
+    # -- hostile or malformed manifest values and file names: refused by name, nothing run --
+    Case(
+        "manifest: exported_at closes the SQL text and drops a table",
+        hostile_manifest({"exported_at": f"2025-04-03T02:13:00Z{INJECTED_SQL}"}),
+        DAILY_BAD,
+        f"{NOT_READY} (_SUCCESS exported_at \"2025-04-03T02:13:00Z'); drop table main.fct_payments;"
+        ' --" is not an ISO-8601 UTC time, YYYY-MM-DDTHH:MM:SS[.ffffff]Z)',
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: exported_at missing",
+        hostile_manifest({"exported_at": OMIT}),
+        DAILY_BAD,
+        f"{NOT_READY} (_SUCCESS has no exported_at)",
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: exported_at not in UTC",
+        hostile_manifest({"exported_at": "2025-04-03T04:13:00+02:00"}),
+        DAILY_BAD,
+        f'{NOT_READY} (_SUCCESS exported_at "2025-04-03T04:13:00+02:00" is not an ISO-8601 UTC',
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: files is a string",
+        hostile_manifest({"files": "1"}),
+        DAILY_BAD,
+        f'{NOT_READY} (_SUCCESS files "1" is not a whole number >= 0)',
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: records is a boolean",
+        hostile_manifest({"records": True}),
+        DAILY_BAD,
+        f"{NOT_READY} (_SUCCESS records true is not a whole number >= 0)",
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: records is negative",
+        hostile_manifest({"records": -1}),
+        DAILY_BAD,
+        f"{NOT_READY} (_SUCCESS records -1 is not a whole number >= 0)",
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: dt closes the SQL text",
+        hostile_manifest({"dt": f"{BAD_DAY}{INJECTED_SQL}"}),
+        DAILY_BAD,
+        f'{NOT_READY} (_SUCCESS names dt "{BAD_DAY}\'); drop table main.fct_payments; --")',
+        1,
+        "published",
+    ),
+    Case(
+        "manifest: not UTF-8",
+        hostile_manifest(b'{"dt": "\xff"}'),
+        DAILY_BAD,
+        f"{NOT_READY} (_SUCCESS is not a JSON object with dt, files, records and exported_at)",
+        1,
+        "published",
+    ),
+    Case(
+        "part file name closes the SQL text",
+        hostile_part_name,
+        DAILY_BAD,
+        f'{NOT_READY} (part file name "part-0000\'); drop table main.fct_payments; --.jsonl" '
+        "is not part-<1 to 64 letters, digits, - or _>.jsonl)",
+        1,
+        "published",
+    ),
+    # -- odd but valid: exported_at to the microsecond, ids that are not plain words -------
+    Case(
+        "manifest: exported_at with a fraction of a second",
+        hostile_manifest({"exported_at": "2025-04-03T02:13:00.123456Z"}),
+        DAILY_BAD,
+        f"daily {BAD_DAY}: published {VALID_LINES} payments",
+        0,
+    ),
+    Case(
+        "ids with quotes, a semicolon, backslashes and unicode",
+        odd_ids,
+        DAILY_BAD,
+        f"daily {BAD_DAY}: published {len(ODD_TRANSACTION_IDS)} payments",
+        0,
+    ),
     # -- an empty day: ready, and published as empty -----------------------------------------
     Case("an empty day", empty_day, DAILY_BAD, f"daily {BAD_DAY}: published 0 payments", 0),
     # -- command-line misuse: refused before the warehouse is opened -------------------------
@@ -397,7 +542,7 @@ def copy(base: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wo
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_bad_input(case: Case, copy: Workspace, capsys):
+def test_bad_input(case: Case, copy: Workspace, capsys, tmp_path: Path):
     # GIVEN the bad input, on a warehouse with one published day
     case.prepare(copy.landing)
     file_before = file_checksum(copy.warehouse)
@@ -438,7 +583,7 @@ def test_bad_input(case: Case, copy: Workspace, capsys):
         assert reasons == [(case.message,)] * case.quarantined
         if not case.quarantined:
             assert case.message in out
-        truth = expected_day(copy.landing, BAD_DAY)
+        truth = oracle_day(copy.landing, BAD_DAY, tmp_path / "oracle")
         published = query(
             copy.warehouse,
             "select count(*), coalesce(sum(amount), 0) from main.fct_payments where event_date = ?",

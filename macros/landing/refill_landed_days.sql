@@ -10,6 +10,6 @@
 {% endmacro %}
 
 {% macro duckdb__refill_landed_days(dataset) %}
-    {%- set result = run_query("select refill_landed_days('" ~ dataset ~ "')") -%}
+    {%- set result = run_query("select refill_landed_days(" ~ refill_string_literal(dataset) ~ ")") -%}
     {{ return(fromjson(result.columns[0].values()[0])) }}
 {% endmacro %}

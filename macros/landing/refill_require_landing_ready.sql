@@ -28,7 +28,8 @@
 
 {% macro duckdb__refill_window_readiness(dataset, window) %}
     {%- set result = run_query(
-        "select refill_window_readiness('" ~ dataset ~ "', date '" ~ window.start_date
-        ~ "', date '" ~ window.end_date ~ "')") -%}
+        "select refill_window_readiness(" ~ refill_string_literal(dataset)
+        ~ ", date " ~ refill_string_literal(window.start_date)
+        ~ ", date " ~ refill_string_literal(window.end_date) ~ ")") -%}
     {{ return(fromjson(result.columns[0].values()[0])) }}
 {% endmacro %}

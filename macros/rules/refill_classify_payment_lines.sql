@@ -1,8 +1,8 @@
 {% macro refill_classify_payment_lines(raw_lines, markets, currencies) %}
     {#
         The classification of landed payment lines: its one home. A query over
-        `raw_lines` (landed_date, file_name, line_number, line_text) that parses, types
-        and classifies every line exactly once:
+        `raw_lines` (landed_date, file_name, line_number, line_text, is_valid_utf8) that
+        parses, types and classifies every line exactly once:
           published    the first copy (by file, line) of a valid payment in its day
           duplicate    a later, identical copy of it (an at-least-once replay)
           quarantined  malformed (with the first reason found), or one of several
@@ -23,6 +23,9 @@
           only (never stored): identical replays share it, conflicting versions do not;
         - the line's text is kept for quarantined lines only, the ones someone reads;
           keeping every line's text doubled the size of the staging work table.
+        What a value means never depends on the session: an event_ts without a zone is
+        UTC (the landing contract) and is given one before the cast, so the engine's
+        time zone (the host's, unless the profile pins it) cannot move it to another day.
     #}
     with parsed as (
         select
@@ -30,6 +33,7 @@
             file_name,
             line_number,
             line_text,
+            is_valid_utf8,
             try_cast(line_text as json) as line_json
         from {{ raw_lines }}
     ),
@@ -50,6 +54,7 @@
             file_name,
             line_number,
             line_text,
+            is_valid_utf8,
             line_json is not null as is_json,
             starts_with(ltrim(line_text, chr(32) || chr(9) || chr(13)), '{') as is_object,
 
@@ -66,7 +71,15 @@
 
             -- timestamps (UTC)
             fields[2] ->> '$' as event_ts_text,
-            timezone('UTC', try_cast(fields[2] ->> '$' as timestamptz)) as event_ts,
+            timezone('UTC', case
+                -- the common case, an explicit Z: nothing for the session zone to decide
+                when ends_with(fields[2] ->> '$', 'Z') then try_cast(fields[2] ->> '$' as timestamptz)
+                -- no zone: UTC said explicitly; with a zone or offset, the added Z does not parse
+                else coalesce(
+                    try_cast(rtrim(fields[2] ->> '$', chr(32) || chr(9) || chr(13)) || 'Z' as timestamptz),
+                    try_cast(fields[2] ->> '$' as timestamptz)
+                )
+            end) as event_ts,
 
             -- amounts (major units)
             try_cast(fields[3] ->> '$' as decimal(18, 2)) as amount,
@@ -82,6 +95,7 @@
         select
             typed.*,
             case
+                when not is_valid_utf8 then 'not valid UTF-8'
                 when not is_json then 'not valid JSON'
                 when not is_object then 'not a JSON object'
                 when coalesce(transaction_id_kind, 'NULL') = 'NULL' then 'transaction_id missing'

@@ -1,34 +1,90 @@
 {% macro refill_split_landed_lines(files, landing_root) %}
     {#
-        What a landed line is: its one home. A query over `files` (read_text's columns,
+        What a landed line is: its one home. A query over `files` (read_blob's columns,
         filename and content) giving one row per line with its file (relative to
-        `landing_root`), partition day (the file's dt= folder), 1-based line number and
-        text, a trailing carriage return dropped. A file that ends with a newline splits
-        into one empty piece after it: not a line, the same count as
-        flows.readiness.count_lines, which the manifest is checked against.
+        `landing_root`), partition day (the file's dt= folder), 1-based line number,
+        text (a trailing carriage return dropped) and whether its bytes are valid UTF-8.
+        A file that ends with a newline splits into one empty piece after it: not a line,
+        the same count as flows.readiness.count_lines, which the manifest is checked
+        against.
+
+        A file of valid UTF-8 (the common case) is decoded and split as text. A file
+        holding bytes that are not UTF-8 is split on its escaped text form instead:
+        DuckDB writes a blob as text with every byte outside printable ASCII, and the
+        quote, double quote and backslash, as \xNN, so a newline is exactly '\x0A' and a
+        backslash never starts anything else. Each of its lines is then decoded alone:
+        a valid one gets its text, as in any other file; one that is not keeps the
+        escaped form, valid text from which `line_text::blob` gives the landed bytes back.
 
         Plain SQL and plain Jinja, like every row rule: refill_read_landed_lines calls it,
         and so do the benchmark's microbatch project and floor script (bench/).
     #}
-    with numbered as (
+    with decoded as (
+        select
+            filename,
+            content,
+            try(decode(content)) as file_text
+        from {{ files }}
+    ),
+
+    utf8_lines as (
         select
             filename,
             len(pieces) as piece_count,
             generate_subscripts(pieces, 1) as line_number,
-            unnest(pieces) as line_text
+            unnest(pieces) as line_text,
+            true as is_valid_utf8
         from (
             select
                 filename,
-                string_split(content, chr(10)) as pieces
-            from {{ files }}
+                string_split(file_text, chr(10)) as pieces
+            from decoded
+            where file_text is not null
         ) as split_files
+    ),
+
+    escaped_pieces as (
+        select
+            filename,
+            len(pieces) as piece_count,
+            generate_subscripts(pieces, 1) as line_number,
+            unnest(pieces) as escaped_text
+        from (
+            select
+                filename,
+                string_split(content::varchar, '\x0A') as pieces
+            from decoded
+            where file_text is null
+        ) as split_files
+    ),
+
+    escaped_lines as (
+        select
+            filename,
+            piece_count,
+            line_number,
+            coalesce(try(decode(escaped_text::blob)), escaped_text) as line_text,
+            try(decode(escaped_text::blob)) is not null as is_valid_utf8
+        from escaped_pieces
+    ),
+
+    numbered as (
+        select * from utf8_lines
+        union all
+        select * from escaped_lines
     )
 
     select
         substr(filename, {{ landing_root | length + 2 }}) as file_name,
-        regexp_extract(filename, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
+        regexp_extract(
+            substr(filename, {{ landing_root | length + 2 }}), 'dt=(\d{4}-\d{2}-\d{2})', 1
+        )::date as landed_date,
         line_number,
-        rtrim(line_text, chr(13)) as line_text
+        case
+            when is_valid_utf8 then rtrim(line_text, chr(13))
+            else regexp_replace(line_text, '(\\x0D)+$', '')
+        end as line_text,
+        is_valid_utf8
     from numbered
     where not (line_number = piece_count and line_text = '')
 {% endmacro %}

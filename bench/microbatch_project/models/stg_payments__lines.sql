@@ -17,7 +17,7 @@ with files as (
     select
         filename,
         content
-    from read_text('{{ landing }}/payments/dt={{ day }}/part-*.jsonl')
+    from read_blob('{{ landing }}/payments/dt={{ day }}/part-*.jsonl')
 ),
 
 raw_lines as (

@@ -1,54 +1,59 @@
 {#-
     One row per day of the window: the landing manifest and its readiness verdict.
     Building it is the readiness gate: a window with an unready day stops here,
-    naming every such day, before any table downstream is touched.
+    naming every such day, before any table downstream is touched. The verdicts are
+    data the engine reads (refill_landed_manifests), never values pasted into SQL.
 -#}
 {%- set window = refill_window() -%}
-{%- set verdicts = refill_require_landing_ready('payments', window) -%}
+{%- set checked = refill_require_landing_ready('payments', window) -%}
 
-with manifests as (
-    {%- if verdicts | length == 0 %}
-    {#-- Parsing: no verdicts yet; the same columns, no rows. --#}
+with verdicts as (
+    {%- if checked | length == 0 %}
+    {#-- Parsing: nothing checked yet; the same columns, no rows. --#}
     select
-        null::date as landed_date,
-        null::integer as manifest_files,
+        null::date as day,
+        null::boolean as is_ready,
+        null::varchar as reason,
+        null::varchar[] as part_files,
+        null::bigint as manifest_files,
         null::bigint as manifest_records,
-        null::varchar as exported_at,
-        null::varchar as source_fingerprint,
-        null::varchar[] as part_files
+        null::timestamp as exported_at,
+        null::varchar as source_fingerprint
     where false
     {%- else %}
-    select *
-    from (
-        values
-        {%- for verdict in verdicts %}
-        (
-            date '{{ verdict.day }}',
-            {{ verdict.manifest_files }},
-            {{ verdict.manifest_records }},
-            '{{ verdict.exported_at }}',
-            '{{ verdict.source_fingerprint }}',
-            [{% for part in verdict.part_files %}'{{ part }}'{{ "," if not loop.last }}{% endfor %}]::varchar[]
-        ){{ "," if not loop.last }}
-        {%- endfor %}
-    ) as manifest_values (landed_date, manifest_files, manifest_records, exported_at, source_fingerprint, part_files)
+    {{ refill_landed_manifests('payments', window) }}
     {%- endif %}
+),
+
+ready as (
+    -- the gate again, on the verdicts this statement read: a day that stopped being
+    -- ready after the check above stops the run here instead
+    select *
+    from verdicts
+    where
+        case
+            when is_ready then true
+            else error(
+                'refill readiness: ' || day || ' of payments not ready (' || reason
+                || '), nothing written. Wait for the export, or choose a window without it.'
+            )
+        end
 ),
 
 final as (
     select
         -- partition
-        landed_date,
+        day as landed_date,
 
-        -- manifest
+        -- manifest (a ready day's file count is the files found: small)
         manifest_files::integer as manifest_files,
-        manifest_records::bigint as manifest_records,
+        manifest_records,
         source_fingerprint,
         part_files,
 
         -- timestamps
-        strptime(exported_at, '%Y-%m-%dT%H:%M:%SZ') as exported_at
-    from manifests
+        exported_at
+    from ready
 )
 
 select * from final

@@ -1,6 +1,7 @@
 {#-
     Every landed line of the window's part files, as text, with its file and line
-    number. A view: read once, by stg_payments__lines, in the same run.
+    number, and whether its bytes were valid UTF-8. A view: read once, by
+    stg_payments__lines, in the same run.
 -#}
 {{ config(materialized='view') }}
 
@@ -18,7 +19,8 @@ final as (
         line_number,
 
         -- the line as landed
-        line_text
+        line_text,
+        is_valid_utf8
     from landed_lines
 )
 
