@@ -77,22 +77,34 @@ def published_board(day: date):
         publish_board(board.week_ending(day), key="refill-daily-board")
 
 
-def restated_totals(project: DbtProject, day: date) -> tuple[int, float] | None:
+def restated_totals(project: DbtProject, context: RunContext, day: date) -> tuple | None:
     """The day's published totals (payments, USD) when building it would restate numbers
-    readers have seen (published or stale, as a backfill plans it); None otherwise."""
+    readers have seen (published or stale, as a backfill plans it); None otherwise. Read
+    holding the warehouse lock: a read-only DuckDB connection would make a writer in
+    another process (a backfill's chunk) fail to open the file."""
     window = planning.DateRange(day, day)
     warehouse = settings.warehouse_path()
-    (status,) = partition_status.collect(
-        warehouse,
-        settings.landing_root(),
-        window,
-        sorted(project.partitioned_models()),
-        project.code_versions(),
-    )
-    if status.state not in (DayState.PUBLISHED, DayState.STALE):
+    if not warehouse.exists():
         return None
-    with ops.connect(warehouse, read_only=True) as connection:
-        return ops.read_published_totals(connection, day, day).get(day, (0, 0.0))
+    models, versions = sorted(project.partitioned_models()), project.code_versions()
+    with locking.warehouse_lock(
+        warehouse,
+        run_id=context.run_id,
+        command=context.command,
+        priority=context.priority,
+        wait_seconds=context.lock_wait_seconds,
+    ):
+        (status,) = partition_status.collect(
+            warehouse,
+            settings.landing_root(),
+            window,
+            models,
+            versions,
+        )
+        if status.state not in (DayState.PUBLISHED, DayState.STALE):
+            return None
+        with ops.connect(warehouse, read_only=True) as connection:
+            return ops.read_published_totals(connection, day, day).get(day, (0, 0.0))
 
 
 @flow(name="refill-daily")
@@ -118,15 +130,6 @@ def daily(
     day = logical_date_for(flow_run.scheduled_start_time, logical_date)
     run_id = str(flow_run.id or f"local-{day}")
     project = shared_project()
-    if logical_date is not None and not confirm:
-        totals = restated_totals(project, day)
-        if totals is not None:
-            rows, usd = totals
-            logger.info("daily %s restates %d payments, %.2f USD now published", day, rows, usd)
-            raise RefillError(
-                f"daily {day} restates a published day ({rows} payments, {usd:,.2f} USD "
-                "now published); review it and rerun with --yes to overwrite"
-            )
     context = RunContext(
         run_id=run_id,
         command="daily",
@@ -135,6 +138,15 @@ def daily(
         select=None,
         lock_wait_seconds=lock_wait_seconds,
     )
+    if logical_date is not None and not confirm:
+        totals = restated_totals(project, context, day)
+        if totals is not None:
+            rows, usd = totals
+            logger.info("daily %s restates %d payments, %.2f USD now published", day, rows, usd)
+            raise RefillError(
+                f"daily {day} restates a published day ({rows} payments, {usd:,.2f} USD "
+                "now published); review it and rerun with --yes to overwrite"
+            )
     logger.info("daily run for logical date %s (run %s)", day, run_id)
     account = RunAccount(
         context,

@@ -146,13 +146,13 @@ def test_a_chunk_that_fails_the_same_way_again_is_not_retried(
     # (was: a chunk retried after a failure publishes; only a transient failure is retried
     # now, tests/test_failures.py has the retried one: the warehouse held by another run)
     write_days(workspace.landing, D1, 2, DaySpec(payments=50))
-    monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("after_delete", (d(1), d(2)), 1))
+    monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("before_ledger", (d(1), d(2))))
 
     # WHEN the backfill may try 2 times
     with pytest.raises(RefillError, match=r"chunk 2026-02-01\.\.2026-02-02 failed at build"):
         run_backfill(start=d(1), end=d(2), retries=2)
 
-    # THEN it tried once
+    # THEN it tried once (a retry would have recorded attempt 2)
     outcomes = [(a[3], a[4]) for a in attempts(workspace.warehouse, "backfill")]
     assert outcomes == [(1, "failed"), (1, "failed")]
 
