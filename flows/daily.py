@@ -190,7 +190,7 @@ def daily(
                     context, Chunk(day, day), failure, max(retries, 1)
                 )
             raise ChunkFailed(
-                f"daily {day}: {failure}; the previous data stands; {failure.what_to_do}",
+                f"daily {day}: {failure}; {failure.what_to_do}",
                 transient=failure.transient,
                 failed_step=failure.failed_step,
                 what_to_do=failure.what_to_do,

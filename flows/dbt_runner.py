@@ -343,7 +343,7 @@ LOCK_MARKERS = ("could not set lock on file", "conflicting lock", "database is l
 IO_HICCUP_MARKERS = ("input/output error", "resource temporarily unavailable", "stale file handle")
 # The one line after a failure that says what to do, by failure class (docs/guarantees.md).
 WHAT_TO_DO = {
-    "readiness": "a rerun builds it once the export has landed",
+    "readiness": "nothing was written; a rerun builds it once the export has landed",
     "audit": "nothing was published; a rerun fails the same way until the landing is "
     "re-exported or the model is fixed",
     "publish": "nothing was published; a rerun fails the same way until the cause in "
@@ -351,9 +351,9 @@ WHAT_TO_DO = {
     "window": "nothing was written; fix the window",
     "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
     "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
-    "lock": "the warehouse stayed busy: rerun the same command to resume, or give a longer "
-    "--lock-wait",
-    "io": "an I/O error: rerun the same command to resume",
+    "lock": "nothing was written; the warehouse stayed busy: rerun the same command to "
+    "resume, or give a longer --lock-wait",
+    "io": "nothing was published; an I/O error: rerun the same command to resume",
     "other": "nothing was published; see logs/dbt.log",
 }
 
