@@ -7,6 +7,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import date
@@ -330,7 +331,9 @@ class RunAccount:
             failure=failure,
         )
 
-        def work(connection) -> None:
+        def work(connection) -> bool:
+            if not ops.has_ops(connection):
+                return False
             if not self.started:
                 ops.record_run_start(
                     connection,
@@ -343,20 +346,23 @@ class RunAccount:
             if self.failed_attempt is not None:
                 record_attempt(connection, *self.failed_attempt)
             notify.enqueue(connection, notification)
+            return True
 
         self.closed = True
-        if not _has_ops(settings.warehouse_path()):
-            # Nothing to record into (a fresh warehouse whose first load failed): the
-            # run's log is the only sink.
-            get_run_logger().warning("notify [%s] %s", notification.idempotency_key, message)
-            return
+        logger = get_run_logger()
         try:
-            with_warehouse(self.context, work)
-            deliver_notifications(self.context)
+            # A warehouse is never created to record a failure; one without ops relations
+            # (a first load that failed) has nowhere to record it: the run's log says it.
+            recorded = settings.warehouse_path().exists() and with_warehouse(self.context, work)
+            if recorded:
+                deliver_notifications(self.context)
+                return
         except (RefillError, duckdb.Error) as error:
-            get_run_logger().warning(
-                "could not record the run's outcome in the warehouse (%s): %s", error, message
-            )
+            logger.warning("could not record the run's outcome in the warehouse: %s", error)
+        # The log sink, as delivery would (an error record: the terminal shows it once,
+        # as the command's own line).
+        level = logging.INFO if outcome == "succeeded" else logging.ERROR
+        logger.log(level, "notify [%s] %s", notification.idempotency_key, message)
 
 
 def publish_board(window, key: str) -> None:
@@ -370,18 +376,6 @@ def publish_board(window, key: str) -> None:
         board.publish_artifact(window, key=key)
     except Exception as error:  # noqa: BLE001 (the artifact is a view, not the outcome)
         get_run_logger().warning("the board artifact was not published: %s", error)
-
-
-def _has_ops(warehouse) -> bool:
-    if not warehouse.exists():
-        return False
-    try:
-        with ops.connect(
-            warehouse, read_only=True, wait_seconds=BOOKKEEPING_LOCK_WAIT_SECONDS
-        ) as c:
-            return ops.has_ops(c)
-    except (RefillError, duckdb.Error):
-        return False
 
 
 @contextlib.contextmanager
