@@ -443,3 +443,27 @@ def test_the_schedule_signs_off_its_own_logical_date(published_day_one, monkeypa
     # AND a run given day 1 by hand is refused without confirm
     with pytest.raises(RefillError, match=r"daily 2026-02-01 restates a published day .*--yes"):
         run_daily(d(1))
+
+
+def test_an_unexpected_error_closes_the_run_and_queues_a_notification(
+    published_day_one, monkeypatch
+):
+    warehouse = published_day_one.warehouse
+
+    # GIVEN a daily run that meets an error refill did not foresee, after it started
+    def broken(*args, **kwargs):
+        raise ValueError("the landing's file system went away")
+
+    monkeypatch.setattr(daily_module, "wait_until_ready", broken)
+
+    # WHEN it runs
+    with pytest.raises(RefillError) as failure:
+        run_daily(d(2))
+
+    # THEN it ends with one line naming the error, the run is closed and notified
+    message = str(failure.value)
+    assert message.startswith("daily: unexpected ValueError: the landing's file system")
+    assert "\n" not in message
+    outcome, closed, recorded = run_log(warehouse)[-1]
+    assert (outcome, closed, recorded) == ("failed", True, message)
+    assert outbox(warehouse)[-1][:2] == (d(2), "failed")
