@@ -104,7 +104,12 @@ def published_day_one(workspace):
             "fct_payments",
             (FailedStep.AUDIT, "audit", False),
         ),
-        ("Got 3 results, configured to fail if != 0", "test", "unique_fct", ("audit",) * 2),
+        (
+            "Got 3 results, configured to fail if != 0",
+            "test",
+            "unique_fct",
+            (FailedStep.AUDIT, "audit", False),
+        ),
         (
             "refill publish: the shadow of fct_payments is missing",
             "operation",
@@ -164,10 +169,7 @@ def published_day_one(workspace):
     ],
 )
 def test_each_failure_is_classified_by_where_it_happened(message, resource_type, node, expected):
-    step, failure_class, transient = classify_failure(message, resource_type, node)
-    if expected == ("audit", "audit"):
-        expected = (FailedStep.AUDIT, "audit", False)
-    assert (step, failure_class, transient) == expected
+    assert classify_failure(message, resource_type, node) == expected
 
 
 def test_a_failed_node_of_a_dbt_result_gives_the_step_and_a_one_line_message():
@@ -191,6 +193,31 @@ def test_a_failed_node_of_a_dbt_result_gives_the_step_and_a_one_line_message():
     )
     assert outcome.message.startswith("fct_payments: ") and "\n" not in outcome.message
     assert "2026-02-01" in outcome.message
+
+
+def test_a_notification_key_tells_failures_apart_but_not_two_runs_of_the_same_one():
+    def failed(message: str) -> str:
+        return notify.Notification(
+            "daily", D1, "failed", "v1", message, failure=message
+        ).idempotency_key
+
+    # the same failure in two runs: another run id, pid, instant, duration, attempt
+    first = failed(
+        "daily 2026-02-01: chunk 2026-02-01 failed at lock: held by run "
+        "0b6f3c1e-1d2a-4c3b-9a8e-1234567890ab (backfill, pid 4242 on vm) since "
+        "2026-02-02T03:00:01+00:00; waited 900s (attempt 3)"
+    )
+    again = failed(
+        "daily 2026-02-01: chunk 2026-02-01 failed at lock: held by run "
+        "9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f (backfill, pid 77 on vm) since "
+        "2026-02-03T03:10:00+00:00; waited 900.5s (attempt 2)"
+    )
+    assert first == again
+    # another failure of the same date, and the same failure of another date
+    assert failed("daily 2026-02-01: chunk 2026-02-01 failed at audit: x") != first
+    assert failed("daily 2026-02-02: chunk 2026-02-02 failed at lock: y") != failed(
+        "daily 2026-02-03: chunk 2026-02-03 failed at lock: y"
+    )
 
 
 def test_the_lock_timeout_is_transient_and_a_refusal_is_not():
