@@ -10,22 +10,23 @@ from datetime import date
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import board, locking, notify, ops, partition_status, planning, readiness, settings
+from flows import locking, ops, partition_status, planning, readiness, settings
 from flows.dbt_runner import shared_project
-from flows.errors import RefillError
+from flows.errors import FailedStep, RefillError
 from flows.planning import Chunk, DayState
 from flows.sample_data import DATASET
 from flows.tasks import (
     ChunkFailed,
     ChunkResult,
+    RunAccount,
     RunContext,
+    accounted_run,
     build_window,
     combined_code_version,
-    fault_from_environment,
     prepare_warehouse,
+    publish_board,
+    record_unrecorded_attempt,
     refusals_fail_the_run,
-    send_notification,
-    with_warehouse,
 )
 
 # A chunk is one dbt invocation. It closes at DEFAULT_CHUNK_LINES landed lines (memory
@@ -76,6 +77,7 @@ class BackfillReport:
     plan: BackfillPlan
     published: list[date] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # chunk -> message
+    failures: list[ChunkFailed] = field(default_factory=list)
     failed_days: list[date] = field(default_factory=list)
     not_ready: list[date] = field(default_factory=list)  # stopped the run, or never landed
     skipped_not_ready: list[date] = field(default_factory=list)  # --on-missing skip
@@ -186,9 +188,9 @@ def backfill(
     planning.validate_options(order, chunk_days, max_concurrency, on_missing, chunk_lines)
     window = planning.parse_range(start, end)
     project = shared_project()
-    _, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
+    concurrency, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
     if note:
-        logger.info(note)
+        logger.warning(note)
 
     selection = project.resolve_selection(select)
     current_versions = project.code_versions()
@@ -237,12 +239,10 @@ def backfill(
         is_backfill=True,
         select=selection.select,
         lock_wait_seconds=lock_wait_seconds,
-        fault=fault_from_environment(),
         rows_model="fct_payments"
         if "fct_payments" in selection.models or not selection.models
         else selection.models[0],
     )
-    prepare_warehouse(project, context)
     parameters = {
         "start": window.start,
         "end": window.end,
@@ -252,13 +252,20 @@ def backfill(
         "restate": restate,
         "on_missing": on_missing,
         "select": select,
+        # what was asked, and what runs: on DuckDB one chunk at a time (see the note)
+        "max_concurrency": max_concurrency,
+        "effective_concurrency": concurrency,
     }
-    with_warehouse(
-        context, lambda c: ops.record_run_start(c, run_id, "backfill", command_line, parameters)
+    account = RunAccount(
+        context,
+        command_line,
+        parameters,
+        notification_name=f"backfill {window}",
+        logical_date=None,
+        code_version=combined_code_version(current_versions),
     )
     delays = retry_delay_seconds if retry_delay_seconds is not None else DEPLOYMENT_RETRY_DELAYS
     builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
-    code_version = combined_code_version(current_versions)
 
     def run_chunks(chunks: list[Chunk], total: int, done: int) -> int:
         for chunk in chunks:
@@ -270,7 +277,7 @@ def backfill(
             ]
             if unready:
                 report.not_ready += unready
-                logger.error(
+                logger.warning(
                     "stopping before chunk %s: not ready %s (--on-missing fail)",
                     chunk,
                     ", ".join(map(str, unready)),
@@ -279,58 +286,78 @@ def backfill(
             try:
                 result = builder(project, context, chunk)
             except ChunkFailed as failure:
+                if not failure.recorded:
+                    record_unrecorded_attempt(context, chunk, failure, max(retries, 1))
                 report.failed[str(chunk)] = str(failure)
+                report.failures.append(failure)
                 report.failed_days += chunk.days
-                logger.error("%s; the other chunks stand", failure)
+                # The message itself is in the run's closing line; here, what happened.
+                logger.warning(
+                    "chunk %s failed at %s; the other chunks go on", chunk, failure.failed_step
+                )
                 done += 1
                 continue
             done += 1
             report.published += chunk.days
+            account.partitions += chunk.days
             report.rows += result.rows
             report.chunk_seconds.append(result.seconds)
             report.order_built.append(chunk)
             _progress(logger, report, done, total, result)
         return done
 
-    total = len(plan.chunks)
-    done = run_chunks(plan.chunks, total, 0)
-    if done >= 0 and plan.deferred:
-        done = _wait_for_late_days(
-            plan,
-            report,
-            run_chunks,
-            wait_for_late_seconds,
-            poll_seconds,
-            chunk_days,
-            chunk_lines,
-            logger,
-            done,
-        )
-    if on_missing == "skip" and plan.not_ready:
-        report.skipped_not_ready = list(plan.not_ready)
-        logger.warning("skipped, not ready: %s", ", ".join(map(str, plan.not_ready)))
+    with accounted_run(account):
+        prepare_warehouse(project, context)
+        account.start()
+        total = len(plan.chunks)
+        done = run_chunks(plan.chunks, total, 0)
+        if done >= 0 and plan.deferred:
+            done = _wait_for_late_days(
+                plan,
+                report,
+                run_chunks,
+                wait_for_late_seconds,
+                poll_seconds,
+                chunk_days,
+                chunk_lines,
+                logger,
+                done,
+            )
+        if on_missing == "skip" and plan.not_ready:
+            report.skipped_not_ready = list(plan.not_ready)
+            logger.warning("skipped, not ready: %s", ", ".join(map(str, plan.not_ready)))
 
-    report.seconds = time.monotonic() - clock
-    outcome = "succeeded" if report.success else "failed"
-    message = f"backfill {window}: {report.summary()}"
-    with_warehouse(
-        context,
-        lambda c: ops.record_run_end(c, run_id, outcome, report.published, message),
-    )
-    board.publish_artifact(window, key="refill-backfill-board")
-    if outcome != "succeeded":
-        detail = "; ".join(report.failed.values()) or (
-            "not ready: " + ", ".join(map(str, report.not_ready))
-        )
-        send_notification(
-            context,
-            notify.Notification(
-                f"backfill {window}", None, "failed", code_version, f"{message}. {detail}"
-            ),
-        )
-        raise RefillError(f"{message}. {detail}. Rerun the same command to resume.")
+        report.seconds = time.monotonic() - clock
+        message = f"backfill {window}: {report.summary()}"
+        if not report.success:
+            raise _backfill_failed(message, report)
+        account.close("succeeded", message)
+    publish_board(window, key="refill-backfill-board")
     logger.info(message)
     return report
+
+
+def _backfill_failed(message: str, report: BackfillReport) -> RefillError:
+    """The run's one line: what failed, and what to do. "Rerun the same command to resume"
+    only where a rerun can help: a transient failure, or days that were not ready yet."""
+    failures = report.failures
+    detail = "; ".join(str(failure) for failure in failures)
+    if report.not_ready:
+        detail = "; ".join(
+            filter(None, [detail, "not ready: " + ", ".join(map(str, report.not_ready))])
+        )
+    if failures and not all(failure.transient for failure in failures):
+        advice = failures[0].what_to_do
+        if report.not_ready or any(failure.transient for failure in failures):
+            advice += "; rerun the same command for the other days"
+    else:
+        advice = "rerun the same command to resume"
+    step = failures[0].failed_step if failures else FailedStep.READINESS
+    return RefillError(
+        f"{message}. {detail}. {advice[:1].upper()}{advice[1:]}.",
+        transient=bool(failures) and all(failure.transient for failure in failures),
+        failed_step=step,
+    )
 
 
 def _wait_for_late_days(

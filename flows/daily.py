@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -9,20 +10,23 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import board, locking, notify, ops, readiness, settings
-from flows.dbt_runner import shared_project
-from flows.errors import RefillError
-from flows.planning import Chunk, parse_day
+from flows import board, locking, ops, partition_status, planning, readiness, settings
+from flows.dbt_runner import DbtProject, shared_project
+from flows.errors import FailedStep, RefillError
+from flows.planning import Chunk, DayState, parse_day
 from flows.sample_data import DATASET
 from flows.tasks import (
     ChunkFailed,
+    RunAccount,
     RunContext,
+    accounted_run,
     build_window,
     combined_code_version,
-    fault_from_environment,
     prepare_warehouse,
+    publish_board,
+    record_attempt,
     refusals_fail_the_run,
-    send_notification,
+    unrecorded_attempt,
     with_warehouse,
 )
 
@@ -36,6 +40,7 @@ class DailyReport:
     rows: int
     seconds: float
     message: str
+    attempts: int = 0  # build attempts (a transient failure is retried)
 
 
 def logical_date_for(scheduled_start: datetime | None, explicit: date | str | None) -> date:
@@ -63,6 +68,45 @@ def wait_until_ready(
         time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
 
 
+@contextlib.contextmanager
+def published_board(day: date):
+    """The Prefect UI shows the week's board beside the run, whatever its outcome."""
+    try:
+        yield
+    finally:
+        publish_board(board.week_ending(day), key="refill-daily-board")
+
+
+def restated_totals(project: DbtProject, context: RunContext, day: date) -> tuple | None:
+    """The day's published totals (payments, USD) when building it would restate numbers
+    readers have seen (published or stale, as a backfill plans it); None otherwise. Read
+    holding the warehouse lock: a read-only DuckDB connection would make a writer in
+    another process (a backfill's chunk) fail to open the file."""
+    window = planning.DateRange(day, day)
+    warehouse = settings.warehouse_path()
+    if not warehouse.exists():
+        return None
+    models, versions = sorted(project.partitioned_models()), project.code_versions()
+    with locking.warehouse_lock(
+        warehouse,
+        run_id=context.run_id,
+        command=context.command,
+        priority=context.priority,
+        wait_seconds=context.lock_wait_seconds,
+    ):
+        (status,) = partition_status.collect(
+            warehouse,
+            settings.landing_root(),
+            window,
+            models,
+            versions,
+        )
+        if status.state not in (DayState.PUBLISHED, DayState.STALE):
+            return None
+        with ops.connect(warehouse, read_only=True) as connection:
+            return ops.read_published_totals(connection, day, day).get(day, (0, 0.0))
+
+
 @flow(name="refill-daily")
 @refusals_fail_the_run
 def daily(
@@ -72,9 +116,15 @@ def daily(
     lock_wait_seconds: float = 900,
     retries: int = 3,
     retry_delay_seconds: list[float] | None = None,
+    confirm: bool = False,
     command_line: str = "refill daily (deployment)",
 ) -> DailyReport:
-    """Build one logical date. Fails loudly, and notifies, when its file has not landed."""
+    """Build one logical date. Fails loudly, and notifies, when its file has not landed.
+
+    Rebuilding a published day restates numbers readers have seen: a run given its date
+    needs `confirm` (`--yes`), as a backfill does; a scheduled run (no date given) signs
+    off its own logical date.
+    """
     logger = get_run_logger()
     clock = time.monotonic()
     day = logical_date_for(flow_run.scheduled_start_time, logical_date)
@@ -87,54 +137,68 @@ def daily(
         is_backfill=False,
         select=None,
         lock_wait_seconds=lock_wait_seconds,
-        fault=fault_from_environment(),
     )
+    if logical_date is not None and not confirm:
+        totals = restated_totals(project, context, day)
+        if totals is not None:
+            rows, usd = totals
+            logger.info("daily %s restates %d payments, %.2f USD now published", day, rows, usd)
+            raise RefillError(
+                f"daily {day} restates a published day ({rows} payments, {usd:,.2f} USD "
+                "now published); review it and rerun with --yes to overwrite"
+            )
     logger.info("daily run for logical date %s (run %s)", day, run_id)
-    prepare_warehouse(project, context)
-    code_version = combined_code_version(project.code_versions())
-    parameters = {"logical_date": day, "wait_for_ready_seconds": wait_for_ready_seconds}
-    with_warehouse(
+    account = RunAccount(
         context,
-        lambda c: ops.record_run_start(c, run_id, "daily", command_line, parameters),
+        command_line,
+        {"logical_date": day, "wait_for_ready_seconds": wait_for_ready_seconds},
+        notification_name="daily",
+        logical_date=day,
+        code_version=combined_code_version(project.code_versions()),
+        partitions=[day],
     )
+    with published_board(day), accounted_run(account):
+        prepare_warehouse(project, context)
+        account.start()
+        verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
+        if not verdict.is_ready:
+            now = ops.utc_now()
+            with_warehouse(
+                context,
+                lambda c: record_attempt(
+                    c,
+                    [day],
+                    ops.Attempt(
+                        run_id, "daily", day, day, 1, "not ready", verdict.reason, now, now
+                    ),
+                    FailedStep.READINESS,
+                ),
+            )
+            raise RefillError(
+                f"daily {day}: payments not ready ({verdict.reason}) after waiting "
+                f"{wait_for_ready_seconds:g}s; nothing written. Rerun when the export lands.",
+                failed_step=FailedStep.READINESS,
+            )
 
-    def finish(outcome: str, message: str, rows: int = 0) -> DailyReport:
-        with_warehouse(context, lambda c: ops.record_run_end(c, run_id, outcome, [day], message))
-        send_notification(
-            context, notify.Notification("daily", day, outcome, code_version, message)
-        )
-        # The Prefect UI shows the week's board beside the run.
-        board.publish_artifact(board.week_ending(day), key="refill-daily-board")
-        return DailyReport(day, outcome, rows, time.monotonic() - clock, message)
-
-    verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
-    if not verdict.is_ready:
-        message = (
-            f"daily {day}: payments not ready ({verdict.reason}) after waiting "
-            f"{wait_for_ready_seconds:g}s; nothing written. Rerun when the export lands."
-        )
-        now = ops.utc_now()
-        with_warehouse(
-            context,
-            lambda c: ops.record_attempt(
-                c,
-                [day],
-                ops.Attempt(run_id, "daily", day, day, 1, "not ready", verdict.reason, now, now),
-            ),
-        )
-        finish("not ready", message)
-        raise RefillError(message)
-
-    delays = retry_delay_seconds if retry_delay_seconds is not None else [300, 600]
-    builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
-    try:
-        result = builder(project, context, Chunk(day, day))
-    except ChunkFailed as failure:
-        message = (
-            f"daily {day}: {failure}; the previous data stands. Rerun `refill daily --date {day}`."
-        )
-        finish("failed", message)
-        raise RefillError(message) from None
-    message = f"daily {day}: published {result.rows} payments"
-    logger.info(message)
-    return finish("succeeded", message, result.rows)
+        delays = retry_delay_seconds if retry_delay_seconds is not None else [300, 600]
+        builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
+        try:
+            result = builder(project, context, Chunk(day, day))
+        except ChunkFailed as failure:
+            if not failure.recorded:
+                account.failed_attempt = unrecorded_attempt(
+                    context, Chunk(day, day), failure, max(retries, 1)
+                )
+            raise ChunkFailed(
+                f"daily {day}: {failure}; {failure.what_to_do}",
+                transient=failure.transient,
+                failed_step=failure.failed_step,
+                what_to_do=failure.what_to_do,
+                recorded=failure.recorded,
+            ) from None
+        message = f"daily {day}: published {result.rows} payments"
+        logger.info(message)
+        account.close("succeeded", message)
+    return DailyReport(
+        day, "succeeded", result.rows, time.monotonic() - clock, message, result.attempt
+    )

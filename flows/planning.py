@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 
-from flows.errors import RefillError
+from flows.errors import UsageError
 
 ORDERS = ("newest-first", "oldest-first")
 ON_MISSING = ("fail", "skip", "wait")
@@ -59,24 +59,25 @@ class Chunk:
 
 
 def parse_day(name: str, raw: str | date | None) -> date:
-    """An ISO date from the command line or a deployment parameter."""
+    """An ISO date from the command line or a deployment parameter (a bad one is a usage
+    error, as every value refused here: exit 2)."""
     if isinstance(raw, date):
         return raw
     if raw is None or str(raw).strip() == "":
-        raise RefillError(f"--{name} is required (an ISO date, YYYY-MM-DD); there is no default")
+        raise UsageError(f"--{name} is required (an ISO date, YYYY-MM-DD); there is no default")
     try:
         return date.fromisoformat(str(raw).strip())
     except ValueError:
-        raise RefillError(f"--{name} {raw!r} is not an ISO date (YYYY-MM-DD)") from None
+        raise UsageError(f"--{name} {raw!r} is not an ISO date (YYYY-MM-DD)") from None
 
 
 def parse_range(start: str | date | None, end: str | date | None) -> DateRange:
     """An explicit, inclusive range: a backfill has no default."""
     if start is None and end is None:
-        raise RefillError("a backfill needs an explicit range: --start YYYY-MM-DD --end YYYY-MM-DD")
+        raise UsageError("a backfill needs an explicit range: --start YYYY-MM-DD --end YYYY-MM-DD")
     first, last = parse_day("start", start), parse_day("end", end)
     if last < first:
-        raise RefillError(f"--end {last} is before --start {first}")
+        raise UsageError(f"--end {last} is before --start {first}")
     return DateRange(first, last)
 
 
@@ -84,17 +85,17 @@ def validate_options(
     order: str, chunk_days: int, max_concurrency: int, on_missing: str, chunk_lines: int = 0
 ) -> None:
     if order not in ORDERS:
-        raise RefillError(f"--order {order!r} is not one of {', '.join(ORDERS)}")
+        raise UsageError(f"--order {order!r} is not one of {', '.join(ORDERS)}")
     if not isinstance(chunk_days, int) or chunk_days < 1:
-        raise RefillError(f"--chunk-days must be a whole number of days >= 1, got {chunk_days!r}")
+        raise UsageError(f"--chunk-days must be a whole number of days >= 1, got {chunk_days!r}")
     if not isinstance(chunk_lines, int) or chunk_lines < 0:
-        raise RefillError(
+        raise UsageError(
             f"--chunk-lines must be a whole number >= 0 (0: no limit), got {chunk_lines!r}"
         )
     if not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise RefillError(f"--max-concurrency must be >= 1, got {max_concurrency!r}")
+        raise UsageError(f"--max-concurrency must be >= 1, got {max_concurrency!r}")
     if on_missing not in ON_MISSING:
-        raise RefillError(f"--on-missing {on_missing!r} is not one of {', '.join(ON_MISSING)}")
+        raise UsageError(f"--on-missing {on_missing!r} is not one of {', '.join(ON_MISSING)}")
 
 
 def day_state(
@@ -185,10 +186,13 @@ def _cut(
 
 
 def effective_concurrency(requested: int, adapter_type: str) -> tuple[int, str | None]:
-    """DuckDB has one writing process per file: chunks run one at a time there."""
+    """How many chunks run at once, and the one line that says so when it is not what was
+    asked. DuckDB has one writing process per file: chunks run one at a time there (the
+    flows record both numbers in the run log; an engine that can run chunks in parallel
+    gives the value its meaning)."""
     if adapter_type == "duckdb" and requested > 1:
         return 1, (
-            f"max_concurrency {requested} capped at 1 on DuckDB: one process writes a file, "
-            "and DuckDB already uses every core inside each chunk"
+            f"--max-concurrency {requested}: DuckDB runs one chunk at a time (one process "
+            "writes the file, and DuckDB uses every core inside each chunk)"
         )
     return requested, None

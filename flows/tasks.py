@@ -1,35 +1,53 @@
 """Prefect tasks shared by the daily and backfill flows: prepare the warehouse, build a
-window under the warehouse lock, notify."""
+window under the warehouse lock, account for the run (run log, notifications) on every path."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
-import os
+import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
+import duckdb
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
 from prefect.states import Failed
 
 from flows import locking, notify, ops, settings
-from flows.dbt_runner import DbtProject, window_vars
-from flows.errors import RefillError
+from flows.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
+from flows.errors import FailedStep, RefillError, is_transient
 from flows.planning import Chunk
 
-# Fault injection for the tests: REFILL_INJECT_FAULT="<point>[@<chunk>][#<attempts>]" makes
-# a build fail at a named point of the dbt transaction (after_delete, in_audit,
-# before_ledger; see macros/faults/refill_fault_point.sql), only in that chunk and only
-# for its first <attempts> attempts when given. Unset in production.
-FAULT_ENV = "REFILL_INJECT_FAULT"
+# Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
+# failed waits at least this long for the warehouse to record its failure, even when its
+# own --lock-wait was shorter (a lock timeout must still be accounted for).
+BOOKKEEPING_LOCK_WAIT_SECONDS = 120
 
 
 class ChunkFailed(RefillError):
-    """A window's build failed; the warehouse holds that window's previous state."""
+    """A window's build failed; the warehouse holds that window's previous state.
+
+    `what_to_do`: the advice for its failure class; `recorded`: whether its attempt row
+    is in ops.partition_attempts (a build that never got the warehouse could not write it).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        failed_step: FailedStep = FailedStep.OTHER,
+        what_to_do: str = WHAT_TO_DO["other"],
+        recorded: bool = True,
+    ):
+        super().__init__(message, transient=transient, failed_step=failed_step)
+        self.what_to_do = what_to_do
+        self.recorded = recorded
 
 
 @dataclass(frozen=True)
@@ -42,7 +60,6 @@ class RunContext:
     is_backfill: bool
     select: str | None
     lock_wait_seconds: float
-    fault: str | None = None
     rows_model: str = "fct_payments"  # whose ledger rows a chunk reports as its rows
 
 
@@ -80,11 +97,19 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
         command = ["seed", "--no-write-json", "--vars", json.dumps({"refill_seed_key": load_key})]
         result = project.invoke(command)
         if not result.success:
-            raise RefillError("loading the dbt seeds failed; see logs/dbt.log")
+            from flows.dbt_runner import outcome_of
+
+            failure = outcome_of(result)
+            raise RefillError(
+                f"loading the dbt seeds failed: {failure.message}; nothing was built",
+                transient=failure.transient,
+                failed_step=FailedStep.BUILD,
+            )
 
 
 def with_warehouse(context: RunContext, work, partitions: list[date] | None = None):
-    """Run `work(connection)` holding the warehouse lock, on a short connection."""
+    """Run `work(connection)` holding the warehouse lock, on a short connection. Used for
+    bookkeeping: it waits the run's --lock-wait, and at least BOOKKEEPING_LOCK_WAIT_SECONDS."""
     warehouse = settings.warehouse_path()
     with (
         locking.warehouse_lock(
@@ -93,117 +118,329 @@ def with_warehouse(context: RunContext, work, partitions: list[date] | None = No
             command=context.command,
             priority=context.priority,
             partitions=partitions,
-            wait_seconds=context.lock_wait_seconds,
+            wait_seconds=max(context.lock_wait_seconds, BOOKKEEPING_LOCK_WAIT_SECONDS),
         ),
         ops.connect(warehouse) as connection,
     ):
         return work(connection)
 
 
-@task(name="build-window", cache_policy=NO_CACHE)
+def retry_if_transient(task, task_run, state) -> bool:
+    """Prefect's retry condition for a build: only a failure a pause can fix is retried
+    (the warehouse busy, an I/O hiccup). A day not ready, an audit mismatch, unreadable
+    data, a compile error or a window refusal fails at once: a retry would fail the same
+    way, minutes later. Declared on the task, so a deployment's retries obey it too."""
+    try:
+        state.result()
+    except Exception as error:  # noqa: BLE001 (the failure being judged)
+        return is_transient(error)
+    return False
+
+
+@task(name="build-window", cache_policy=NO_CACHE, retry_condition_fn=retry_if_transient)
 def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> ChunkResult:
     """Build one window under the warehouse lock and record the attempt for each of its days.
 
-    Raises ChunkFailed on failure, so Prefect's declared retries apply; the failed
-    dbt transaction has already rolled back, so a retry starts from the same state.
+    Raises ChunkFailed on failure, classified (failed step, transient or not) from the dbt
+    result, so the declared retries apply to transient failures only; the failed dbt
+    transaction has already rolled back, so a retry starts from the same state.
     """
     logger = get_run_logger()
     attempt = task_run.run_count or 1
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)
-    point = fault_point_for(context.fault, chunk, attempt)
-    if point:
-        variables["refill_inject_fault"] = point
 
     def on_wait(holder: locking.Holder) -> None:
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
 
-    with locking.warehouse_lock(
-        warehouse,
-        run_id=context.run_id,
-        command=context.command,
-        priority=context.priority,
-        partitions=chunk.days,
-        wait_seconds=context.lock_wait_seconds,
-        on_wait=on_wait,
-    ):
-        started = ops.utc_now()  # once the warehouse is ours: the attempt is the build itself
-        outcome = project.build(variables, select=context.select, include_seeds=False)
-        with ops.connect(warehouse) as connection:
-            ops.record_attempt(
-                connection,
-                chunk.days,
-                ops.Attempt(
-                    context.run_id,
-                    context.command,
-                    chunk.start,
-                    chunk.end,
-                    attempt,
-                    "published" if outcome.success else "failed",
-                    outcome.message,
-                    started,
-                    ops.utc_now(),
-                ),
-            )
-            rows = connection.execute(
-                "select coalesce(sum(rows_written), 0) from ops.partition_ledger "
-                "where model_name = ? and partition_date between ? and ? and run_id = ?",
-                [context.rows_model, chunk.start, chunk.end, context.run_id],
-            ).fetchone()[0]
+    try:
+        with locking.warehouse_lock(
+            warehouse,
+            run_id=context.run_id,
+            command=context.command,
+            priority=context.priority,
+            partitions=chunk.days,
+            wait_seconds=context.lock_wait_seconds,
+            on_wait=on_wait,
+        ):
+            started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
+            outcome = project.build(variables, select=context.select, include_seeds=False)
+            with ops.connect(warehouse) as connection:
+                record_attempt(
+                    connection,
+                    chunk.days,
+                    ops.Attempt(
+                        context.run_id,
+                        context.command,
+                        chunk.start,
+                        chunk.end,
+                        attempt,
+                        "published" if outcome.success else "failed",
+                        outcome.message,
+                        started,
+                        ops.utc_now(),
+                    ),
+                    outcome.failed_step,
+                )
+                rows = connection.execute(
+                    "select coalesce(sum(rows_written), 0) from ops.partition_ledger "
+                    "where model_name = ? and partition_date between ? and ? and run_id = ?",
+                    [context.rows_model, chunk.start, chunk.end, context.run_id],
+                ).fetchone()[0]
+    except locking.LockTimeout as busy:
+        raise ChunkFailed(
+            f"chunk {chunk} failed at lock: {busy}",
+            transient=True,
+            failed_step=FailedStep.LOCK,
+            what_to_do=WHAT_TO_DO["lock"],
+            recorded=False,
+        ) from None
     if not outcome.success:
-        raise ChunkFailed(f"chunk {chunk} failed (attempt {attempt}): {outcome.message}")
+        raise ChunkFailed(
+            f"chunk {chunk} failed at {outcome.failed_step}: {outcome.message}",
+            transient=outcome.transient,
+            failed_step=outcome.failed_step or FailedStep.OTHER,
+            what_to_do=outcome.what_to_do,
+        )
     return ChunkResult(chunk, int(rows), time.monotonic() - clock, attempt)
 
 
-def send_notification(context: RunContext, notification: notify.Notification) -> bool:
-    """Queue the notification (once per idempotency key) and deliver what is pending."""
+ATTEMPT_COLUMNS = (
+    "run_id, command, partition_date, chunk_start, chunk_end, attempt, outcome, message, "
+    "started_at, ended_at"
+)
+
+
+def record_attempt(
+    connection, days: list[date], attempt: ops.Attempt, failed_step: FailedStep | None
+) -> None:
+    """The attempt's rows, with the step that failed (null when published), by column name.
+    A warehouse whose ops.partition_attempts has no failed_step column yet (its DDL is
+    dbt's, contract D4) keeps the attempt and loses only the step."""
+    rows = [
+        [
+            attempt.run_id,
+            attempt.command,
+            day,
+            attempt.chunk_start,
+            attempt.chunk_end,
+            attempt.attempt,
+            attempt.outcome,
+            attempt.message,
+            attempt.started_at,
+            attempt.ended_at,
+        ]
+        for day in days
+    ]
+    try:
+        connection.executemany(
+            f"insert into ops.partition_attempts ({ATTEMPT_COLUMNS}, failed_step) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[*row, str(failed_step) if failed_step else None] for row in rows],
+        )
+    except duckdb.BinderException:  # an ops.partition_attempts from before failed_step
+        connection.executemany(
+            f"insert into ops.partition_attempts ({ATTEMPT_COLUMNS}) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def unrecorded_attempt(
+    context: RunContext, chunk: Chunk, failure: ChunkFailed, attempts: int
+) -> tuple[list[date], ops.Attempt, FailedStep]:
+    """The attempt row of a build that never got the warehouse (its lock wait ran out)."""
+    now = ops.utc_now()
+    attempt = ops.Attempt(
+        context.run_id,
+        context.command,
+        chunk.start,
+        chunk.end,
+        attempts,
+        "failed",
+        str(failure),
+        now,
+        now,
+    )
+    return chunk.days, attempt, failure.failed_step
+
+
+def record_unrecorded_attempt(
+    context: RunContext, chunk: Chunk, failure: ChunkFailed, attempts: int
+) -> None:
+    """Write that row now, waiting for the warehouse as bookkeeping does."""
+    row = unrecorded_attempt(context, chunk, failure, attempts)
+    try:
+        with_warehouse(context, lambda connection: record_attempt(connection, *row))
+    except RefillError as error:
+        get_run_logger().warning("the failed attempt of %s was not recorded: %s", chunk, error)
+
+
+def deliver_notifications(context: RunContext) -> int:
+    """Deliver the pending notifications; the warehouse is not held while the sinks run."""
     logger = get_run_logger()
+    pending = with_warehouse(context, notify.read_pending)
+    if not pending:
+        return 0
+    results = notify.deliver(pending, logger)
+    with_warehouse(context, lambda connection: notify.record_deliveries(connection, results))
+    return sum(1 for result in results if result.error is None)
 
-    def work(connection) -> bool:
-        is_new = notify.enqueue(connection, notification)
-        notify.deliver_pending(connection, logger)
-        return is_new
 
-    return with_warehouse(context, work)
+@dataclass
+class RunAccount:
+    """One flow run's entry in ops.run_log, opened once the warehouse is prepared and closed
+    on every path, with its notification queued (see `accounted_run`)."""
+
+    context: RunContext
+    command_line: str
+    parameters: dict
+    notification_name: str
+    logical_date: date | None
+    code_version: str
+    partitions: list[date] = field(default_factory=list)
+    started: bool = False
+    closed: bool = False
+    # An attempt the build could not record itself (it never got the warehouse): written
+    # with the run's closing row.
+    failed_attempt: tuple[list[date], ops.Attempt, FailedStep] | None = None
+
+    def start(self) -> None:
+        with_warehouse(
+            self.context,
+            lambda connection: ops.record_run_start(
+                connection,
+                self.context.run_id,
+                self.context.command,
+                self.command_line,
+                self.parameters,
+            ),
+        )
+        self.started = True
+
+    def close(self, outcome: str, message: str, *, failure: str = "") -> None:
+        """Close the run-log row (opening it first if the run failed before it could),
+        record an attempt the build could not, and queue and deliver the notification."""
+        notification = notify.Notification(
+            self.notification_name,
+            self.logical_date,
+            outcome,
+            self.code_version,
+            message,
+            failure=failure,
+        )
+
+        def work(connection) -> bool:
+            if not ops.has_ops(connection):
+                return False
+            if not self.started:
+                ops.record_run_start(
+                    connection,
+                    self.context.run_id,
+                    self.context.command,
+                    self.command_line,
+                    self.parameters,
+                )
+            ops.record_run_end(connection, self.context.run_id, outcome, self.partitions, message)
+            if self.failed_attempt is not None:
+                record_attempt(connection, *self.failed_attempt)
+            notify.enqueue(connection, notification)
+            return True
+
+        self.closed = True
+        logger = get_run_logger()
+        try:
+            # A warehouse is never created to record a failure; one without ops relations
+            # (a first load that failed) has nowhere to record it: the run's log says it.
+            recorded = settings.warehouse_path().exists() and with_warehouse(self.context, work)
+            if recorded:
+                deliver_notifications(self.context)
+                return
+        except (RefillError, duckdb.Error) as error:
+            logger.warning("could not record the run's outcome in the warehouse: %s", error)
+        # The log sink, as delivery would (an error record: the terminal shows it once,
+        # as the command's own line).
+        level = logging.INFO if outcome == "succeeded" else logging.ERROR
+        logger.log(level, "notify [%s] %s", notification.idempotency_key, message)
+
+
+def publish_board(window, key: str) -> None:
+    """The partition board as a Prefect artifact beside the run; a run's outcome never
+    depends on it."""
+    from flows import board
+
+    if not settings.warehouse_path().exists():
+        return
+    try:
+        board.publish_artifact(window, key=key)
+    except Exception as error:  # noqa: BLE001 (the artifact is a view, not the outcome)
+        get_run_logger().warning("the board artifact was not published: %s", error)
+
+
+@contextlib.contextmanager
+def accounted_run(account: RunAccount):
+    """Every failure of the block (a refusal, a lock timeout, a seed failure, anything
+    unexpected) closes the run-log row and queues a notification, then ends the run with
+    one line. The notification's key carries the failure, so a second, different failure
+    of the same date is queued too, and a rerun failing the same way adds nothing."""
+    try:
+        yield account
+    except Exception as error:
+        if account.closed:
+            raise
+        failed = as_refill_error(error, account.notification_name)
+        if failed is not error:
+            get_run_logger().error("unexpected error", exc_info=error)
+        step = failed.failed_step
+        outcome = "not ready" if step == FailedStep.READINESS else "failed"
+        account.close(outcome, str(failed), failure=f"{step}:{failed}")
+        raise failed from None
+
+
+def as_refill_error(error: BaseException, where: str) -> RefillError:
+    """A RefillError as it is; anything else as one line that names it (the run's log
+    keeps the traceback)."""
+    if isinstance(error, RefillError):
+        return error
+    text = " ".join(str(error).split()) or type(error).__name__
+    return RefillError(
+        f"{where}: unexpected {type(error).__name__}: {text} (the flow run's log has the "
+        "traceback)",
+        transient=is_transient(error),
+    )
 
 
 def refusals_fail_the_run(flow_body):
     """A RefillError ends the flow run Failed with its one-line message, without a traceback:
-    a refusal or a loud failure is an outcome the run reports, not a crash of refill."""
+    a refusal or a loud failure is an outcome the run reports, not a crash of refill. The
+    error itself is the state's data, so the command line knows its exit status."""
 
     @functools.wraps(flow_body)
     def wrapper(*args, **kwargs):
         try:
             return flow_body(*args, **kwargs)
-        except RefillError as error:
-            get_run_logger().error("%s", error)
-            return Failed(message=str(error))
+        except Exception as error:  # noqa: BLE001 (every failure ends as one line)
+            failed = as_refill_error(error, flow_body.__name__)
+            if failed is not error:
+                get_run_logger().error("unexpected error", exc_info=error)
+            get_run_logger().error("%s", failed)
+            return Failed(message=str(failed), data=failed)
 
     return wrapper
 
 
 def run_flow(flow, **parameters):
-    """Call a flow and return its result; a failed run raises RefillError with its message."""
+    """Call a flow and return its result; a failed run raises its RefillError (the same
+    class, so the same exit status), or a RefillError with the state's message."""
     state = flow(**parameters, return_state=True)
     if state.is_completed():
         return state.result()
+    try:
+        state.result()
+    except RefillError:
+        raise
+    except Exception:  # noqa: BLE001 (said below, on one line)
+        pass
     message = (state.message or str(state.type)).removeprefix("Flow run encountered an exception: ")
     raise RefillError(message)
-
-
-def fault_point_for(fault: str | None, chunk: Chunk, attempt: int) -> str | None:
-    """The fault point that applies to this chunk and attempt, if any (see FAULT_ENV)."""
-    if not fault:
-        return None
-    point, _, scope = fault.partition("@")
-    where, _, attempts = scope.partition("#")
-    if where and where != str(chunk):
-        return None
-    if attempts and attempt > int(attempts):
-        return None
-    return point
-
-
-def fault_from_environment() -> str | None:
-    return os.environ.get(FAULT_ENV) or None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -331,6 +331,19 @@ def test_no_compiled_model_or_macro_asks_the_clock(dbt_project, workspace):
     assert [code for code in compiled if clock.search(code)] == []
     macro_files = (dbt_project.project_dir / "macros").rglob("*.sql")
     assert [p.name for p in macro_files if clock.search(p.read_text())] == []
+    # AND dbt's own clock, run_started_at, dates nothing: it is a timestamp (when something
+    # was published), never cut to a day, in the sources or as a literal in compiled SQL
+    run_day = datetime.now(UTC).date().isoformat()
+    as_a_day = re.compile(
+        r"run_started_at\s*(\.date\(\)|\.day\b|\.strftime\(\s*['\"]%Y-%m-%d['\"]\s*\)"
+        r"|\|\s*string\s*\)?\s*\[\s*:\s*10\s*\])"
+        rf"|'{run_day}'|'{run_day} [^']*'\s*::\s*date|'{run_day} [^']*'\s+as\s+date\b",
+        re.I,
+    )
+    sources = [*(dbt_project.project_dir / "macros").rglob("*.sql")]
+    sources += (dbt_project.project_dir / "models").rglob("*.sql")
+    assert [p.name for p in sources if as_a_day.search(p.read_text())] == []
+    assert [code for code in compiled if as_a_day.search(code)] == []
 
 
 def test_the_dbt_unit_tests_pass(dbt_project, workspace):
