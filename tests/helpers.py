@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -164,3 +166,17 @@ def patched_project(source: Path, target: Path, files: dict[str, str]) -> Path:
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         (target / relative).write_text(text)
     return target
+
+
+def patched_dbt_project(files: dict[str, str]):
+    """A DbtProject on a temporary patched copy of the product project (parsed on use)."""
+    from flows.dbt_runner import DbtProject
+
+    copy = Path(tempfile.mkdtemp(prefix="refill-patched-")) / "project"
+    return DbtProject(project_dir=patched_project(DbtProject().project_dir, copy, files))
+
+
+@lru_cache(maxsize=1)
+def armed_dbt_project():
+    """The project with its fault seam armed by REFILL_TEST_FAULT (one copy per session)."""
+    return patched_dbt_project({"macros/faults/refill_fault_point.sql": ARMED_FAULT_POINT})

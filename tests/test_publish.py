@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import date, timedelta
 from functools import lru_cache
@@ -26,16 +25,15 @@ from flows.dbt_runner import DbtProject, window_vars
 from flows.readiness import day_folder
 from flows.sample_data import DATASET, DaySpec, write_day, write_days
 from tests.helpers import (
-    ARMED_FAULT_POINT,
+    armed_dbt_project,
     expected_day,
-    patched_project,
+    patched_dbt_project,
     query,
     snapshot,
 )
 
 JAN = date(2026, 1, 1)
 ON_RUN_END = "operation.refill.refill-on-run-end-0"
-FAULT_POINT_FILE = "macros/faults/refill_fault_point.sql"
 # A singular data test that always fails, on the last model of the chunk.
 FAILING_DATA_TEST = (
     "-- depends_on: {{ ref('fct_daily_revenue', v=2) }}\nselect 1 as always_failing\n"
@@ -46,21 +44,16 @@ def day(n: int) -> date:
     return JAN + timedelta(days=n - 1)
 
 
-@lru_cache(maxsize=1)
 def armed_project() -> DbtProject:
-    """A copy of the project whose fault seam fails where REFILL_TEST_FAULT says (parsed once)."""
-    return _patched({FAULT_POINT_FILE: ARMED_FAULT_POINT})
+    return armed_dbt_project()
 
 
 @lru_cache(maxsize=1)
 def project_with_a_failing_test() -> DbtProject:
     """A copy of the project with a data test on fct_daily_revenue_v2 that always fails."""
-    return _patched({"data_tests/assert_the_chunk_fails_a_data_test.sql": FAILING_DATA_TEST})
-
-
-def _patched(files: dict[str, str]) -> DbtProject:
-    copy = Path(tempfile.mkdtemp(prefix="refill-patched-")) / "project"
-    return DbtProject(project_dir=patched_project(DbtProject().project_dir, copy, files))
+    return patched_dbt_project(
+        {"data_tests/assert_the_chunk_fails_a_data_test.sql": FAILING_DATA_TEST}
+    )
 
 
 @pytest.fixture
