@@ -7,6 +7,11 @@
          fct_payments, run (and fail) by `dbt build --select +fct_payments` whenever new
          facts leave the published versions behind, which refill allows and
          `refill cutover` reports. --#}
+    {%- if not execute -%}
+        {#-- Parsing (the graph is empty): declare the seed the rules read. --#}
+        {%- do ref('fx_rates_daily') -%}
+        {{ return('select 1 where false') }}
+    {%- endif -%}
     {%- set payments = refill_node_relation(graph.nodes['model.' ~ project_name ~ '.fct_payments']) -%}
     {%- set expected = '(' ~ fct_daily_revenue_expected_sql(version, refill_chunk_relation(payments)) ~ ')' -%}
     {%- set measures = {} -%}
