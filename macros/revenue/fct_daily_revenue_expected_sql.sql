@@ -1,4 +1,4 @@
-{% macro fct_daily_revenue_expected_sql(version, payments=none) %}
+{% macro fct_daily_revenue_expected_sql(version, payments=none, fx_rates=none) %}
     {#--
         What fct_daily_revenue v<version> must publish for each day, computed straight
         from fct_payments under that version's rules, one row per day (no market): the
@@ -9,16 +9,18 @@
 
         payments: the fct_payments relation to read; by default the published table. The
         audit and the data test pass the chunk's (refill_chunk_relation).
+        fx_rates: the fx_rates_daily relation; by default ref('fx_rates_daily').
     --#}
     {%- set version = version | int -%}
     {%- set payments = payments or ref('fct_payments') -%}
+    {%- set fx_rates = fx_rates or ref('fx_rates_daily') -%}
     {%- if version == 1 %}
     with month_average as (
         select
             date_trunc('month', rate_date)::date as rate_month,
             currency,
             avg(usd_per_unit)::decimal(18, 6) as usd_per_unit
-        from {{ ref('fx_rates_daily') }}
+        from {{ fx_rates }}
         group by 1, 2
     )
 
