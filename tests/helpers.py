@@ -36,8 +36,8 @@ PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds",
 
 # An armed fault seam for a test's own copy of the project (the product's seam is inert).
 # REFILL_TEST_FAULT="<point>[:<model>]" makes the point fail with `select error(...)`;
-# "<point>[:<model>]!<marker>" instead writes <marker> and then runs a long query, so the
-# test can kill the process while it is at that point.
+# "<point>[:<model>]!<marker>" instead writes <marker> and then runs a query that does not
+# end (a sum no optimizer can fold), so the test can kill the process while it is there.
 ARMED_FAULT_POINT = """
 {% macro refill_fault_point(point) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
@@ -48,7 +48,7 @@ ARMED_FAULT_POINT = """
     {%- if wanted != point or (model and model != here) -%}{{ return('') }}{%- endif -%}
     {%- if marker -%}
         {{ return("copy (select 1 as reached) to '" ~ marker ~ "' (header false);"
-            ~ " select count(*) from range(100000000000) as a(i) where i % 7 = 99;") }}
+            ~ " select sum(hash(i)) from range(1000000000000000) as a(i);") }}
     {%- endif -%}
     {{ return("select error('refill fault injected at " ~ point ~ " in " ~ here ~ "');") }}
 {% endmacro %}
