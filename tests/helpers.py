@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -21,9 +24,35 @@ STATUSES = {"captured", "refunded", "failed"}
 COMPARED = {
     "main.fct_payments": "* exclude (_run_id)",
     "main.payments_quarantine": "* exclude (_run_id)",
+    "main.fct_daily_revenue_v1": "* exclude (_run_id)",
+    "main.fct_daily_revenue_v2": "* exclude (_run_id)",
     "ops.partition_ledger": "model_name, partition_date, status, code_version, "
     "source_fingerprint, rows_written, source_records",
+    "ops.data_as_of": "model_name, first_partition, data_as_of",
 }
+
+# What a dbt project copy needs (dbt_project.yml names the folders).
+PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "data_tests")
+
+# An armed fault seam for a test's own copy of the project (the product's seam is inert).
+# REFILL_TEST_FAULT="<point>[:<model>]" makes the point fail with `select error(...)`;
+# "<point>[:<model>]!<marker>" instead writes <marker> and then runs a query that does not
+# end (a sum no optimizer can fold), so the test can kill the process while it is there.
+ARMED_FAULT_POINT = """
+{% macro refill_fault_point(point) %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set raw = env_var('REFILL_TEST_FAULT', '') -%}
+    {%- set spec, _, marker = raw.partition('!') -%}
+    {%- set wanted, _, model = spec.partition(':') -%}
+    {%- set here = this.identifier if this is defined and this is not none else 'publish' -%}
+    {%- if wanted != point or (model and model != here) -%}{{ return('') }}{%- endif -%}
+    {%- if marker -%}
+        {{ return("copy (select 1 as reached) to '" ~ marker ~ "' (header false);"
+            ~ " select sum(hash(i)) from range(1000000000000000) as a(i);") }}
+    {%- endif -%}
+    {{ return("select error('refill fault injected at " ~ point ~ " in " ~ here ~ "');") }}
+{% endmacro %}
+"""
 
 
 @dataclass
@@ -122,3 +151,32 @@ def published_by_day(warehouse: Path) -> dict[date, tuple[int, Decimal]]:
         "select event_date, count(*), sum(amount) from main.fct_payments group by 1 order by 1",
     )
     return {day: (count, total) for day, count, total in rows}
+
+
+def patched_project(source: Path, target: Path, files: dict[str, str]) -> Path:
+    """A copy of the dbt project at `target` with `files` (relative path -> text) written
+    over it: an armed fault seam, an extra data test. Returns the copy's folder."""
+    target.mkdir(parents=True)
+    for part in PROJECT_PARTS:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, target / part)
+        elif (source / part).is_file():
+            shutil.copy2(source / part, target / part)
+    for relative, text in files.items():
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        (target / relative).write_text(text)
+    return target
+
+
+def patched_dbt_project(files: dict[str, str]):
+    """A DbtProject on a temporary patched copy of the product project (parsed on use)."""
+    from flows.dbt_runner import DbtProject
+
+    copy = Path(tempfile.mkdtemp(prefix="refill-patched-")) / "project"
+    return DbtProject(project_dir=patched_project(DbtProject().project_dir, copy, files))
+
+
+@lru_cache(maxsize=1)
+def armed_dbt_project():
+    """The project with its fault seam armed by REFILL_TEST_FAULT (one copy per session)."""
+    return patched_dbt_project({"macros/faults/refill_fault_point.sql": ARMED_FAULT_POINT})

@@ -11,7 +11,7 @@ import pytest
 
 from flows.dbt_runner import window_vars
 from flows.sample_data import DaySpec, write_day, write_days
-from tests.helpers import query
+from tests.helpers import armed_dbt_project, query
 
 JAN = date(2026, 1, 1)
 V1, V2, VIEW = "main.fct_daily_revenue_v1", "main.fct_daily_revenue_v2", "main.fct_daily_revenue"
@@ -223,7 +223,9 @@ def test_a_version_built_alone_over_days_without_facts_fails_and_writes_nothing(
 
 
 @pytest.mark.parametrize("point", ["after_delete", "in_audit", "before_ledger"])
-def test_a_version_rebuild_that_fails_leaves_it_as_it_was(dbt_project, workspace, point):
+def test_a_version_rebuild_that_fails_leaves_it_as_it_was(
+    dbt_project, workspace, point, monkeypatch
+):
     # GIVEN two built days, then day 1 re-exported and its facts rebuilt, so v2 would change
     write_days(workspace.landing, JAN, 2, DaySpec(payments=40))
     assert build(dbt_project, 1, 2).success
@@ -234,15 +236,14 @@ def test_a_version_rebuild_that_fails_leaves_it_as_it_was(dbt_project, workspace
         ledger(workspace.warehouse, "fct_daily_revenue_v2"),
     )
 
-    # WHEN v2 alone is rebuilt and fails after its window was deleted
-    outcome = dbt_project.build(
-        {**window_vars(day(1), day(2)), "refill_inject_fault": point},
-        select="fct_daily_revenue_v2",
-    )
+    # WHEN v2 alone is rebuilt and fails after its window was deleted (a copy of the
+    # project with its fault seam armed: the product's seam renders nothing)
+    monkeypatch.setenv("REFILL_TEST_FAULT", point)
+    outcome = armed_dbt_project().build(window_vars(day(1), day(2)), select="fct_daily_revenue_v2")
 
     # THEN it says where, and v2 and its ledger rows are exactly as before
     assert not outcome.success
-    assert f"fault injected at {point} in fct_daily_revenue_v2" in outcome.message
+    assert f"fault injected at {point}" in outcome.message
     assert (
         rows(workspace.warehouse, V2, lineage=True),
         ledger(workspace.warehouse, "fct_daily_revenue_v2"),

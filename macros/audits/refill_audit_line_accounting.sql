@@ -1,12 +1,14 @@
 {% macro refill_audit_line_accounting(lines_model='stg_payments__lines', manifests_model='stg_payments__manifests') %}
-    {#-- Post-hook audit: for every day of the window, published rows + duplicate lines +
-         quarantined lines = the manifest's records. Nothing landed is lost unseen. --#}
-    {%- if not execute or refill_broken_variant() -%}{{ return('') }}{%- endif -%}
+    {#-- Post-hook audit of a chunk (its shadow): for every day of the window, published
+         rows + duplicate lines + quarantined lines = the manifest's records. Nothing
+         landed is lost unseen. --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set query -%}
+        {{ refill_fault_point('in_audit') }}
         with published as (
             select {{ partition_column }} as landed_date, count(*) as published_rows
-            from {{ this }}
+            from {{ refill_shadow_relation(this) }}
             where {{ refill_window_predicate(partition_column) }}
             group by 1
         ),
@@ -46,7 +48,7 @@
         {%- endfor -%}
         {{ exceptions.raise_compiler_error(
             "refill audit: " ~ this.identifier ~ " loses landed lines: " ~ details | join('; ')
-            ~ "; rolled back, the previous data stands") }}
+            ~ "; nothing published, the previous data stands") }}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}

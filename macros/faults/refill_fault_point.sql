@@ -1,12 +1,13 @@
 {% macro refill_fault_point(point) %}
     {#--
-        A named point where the fault-injection tests make a run fail, to prove that a
-        failure there leaves the warehouse as it was. Inert unless the var
-        `refill_inject_fault` names this point; nothing in production sets it.
-        Points: after_delete (between the window's delete and insert), in_audit,
-        before_ledger (audits passed, ledger not yet written).
+        A named seam where a failure can be injected, to prove that a failure there
+        leaves the warehouse as it was. In the product it renders nothing and reads
+        nothing: no var, no environment variable switches it on. The harness replaces
+        this file in a temporary copy of the project (harness/overlay.py) with an armed
+        version that renders one SQL statement ending in `;` (e.g. `select error(...)`),
+        which the script at the seam then executes.
+        Points (docs in macros/faults/_faults__macros.yml): in_audit, before_shadow_ledger,
+        publish_begin, after_delete, before_ledger, before_commit.
     --#}
-    {%- if var('refill_inject_fault', none) == point -%}
-        select error('refill fault injected at {{ point }} in {{ this.identifier }}');
-    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}

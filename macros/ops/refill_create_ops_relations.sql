@@ -38,8 +38,13 @@
         outcome varchar not null,
         message varchar,
         started_at timestamp not null,
-        ended_at timestamp not null
+        ended_at timestamp not null,
+        failed_step varchar
     );
+    {#-- Which step failed (readiness | build | audit | publish | interrupted | lock | other;
+         null when published), written by the flows from dbt's result; added to warehouses
+         created before it. --#}
+    alter table ops.partition_attempts add column if not exists failed_step varchar;
 
     {#-- Every command that writes: who ran what, with which parameters, and what it touched. --#}
     create table if not exists ops.run_log (

@@ -1,43 +1,39 @@
 {% macro refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
     {#--
-        Post-hook, last: replace the ledger rows of the window's partitions of this
-        model, inside the model's transaction, after the audits passed. The ledger can
-        then never claim a partition the data does not hold, nor miss one it does.
+        Post-hook, last: stage the ledger rows of the chunk's partitions (the model's
+        shadow ledger), after the audits passed. refill_publish moves them into
+        ops.partition_ledger in the same transaction as the data, so the ledger can never
+        claim a partition the data does not hold, nor miss one it does.
         Source fingerprint and record counts come from the landing manifests; a model
         built from another model's partitions (upstream_model, e.g. the revenue marts
-        from fct_payments) takes them from that model's ledger rows instead: the landing
-        fingerprint its facts were built from, and their rows as its source records.
-        It then needs no staging model, so it can be rebuilt alone.
+        from fct_payments) takes them from that model's ledger rows as this invocation
+        sees them (refill_chunk_ledger): the landing fingerprint its facts were built
+        from, and their rows as its source records.
     --#}
     {%- set window = refill_window() -%}
     {%- set partition_column = config.require('partition_column') -%}
-    {{ refill_fault_point('before_ledger') }}
+    {{ refill_fault_point('before_shadow_ledger') }}
 
-    delete from ops.partition_ledger
-    where model_name = '{{ this.identifier }}'
-        and {{ refill_window_predicate('partition_date') }};
-
-    insert into ops.partition_ledger
+    create or replace table {{ refill_shadow_relation(this, '__ledger') }} as
     with written as (
         select
             {{ partition_column }} as partition_date,
             count(*) as rows_written
-        from {{ this }}
-        where {{ refill_window_predicate(partition_column) }}
+        from {{ refill_shadow_relation(this) }}
         group by 1
     )
 
     select
-        '{{ this.identifier }}' as model_name,
+        {{ refill_string_literal(this.identifier) }} as model_name,
         manifests.landed_date as partition_date,
         'published' as status,
-        '{{ refill_run_id() }}' as run_id,
-        '{{ refill_git_commit() }}' as git_commit,
-        '{{ refill_code_version() }}' as code_version,
+        {{ refill_string_literal(refill_run_id()) }} as run_id,
+        {{ refill_string_literal(refill_git_commit()) }} as git_commit,
+        {{ refill_string_literal(refill_code_version()) }} as code_version,
         manifests.source_fingerprint,
         coalesce(written.rows_written, 0) as rows_written,
         manifests.manifest_records as source_records,
-        {{ 'true' if var('refill_is_backfill') else 'false' }} as is_backfill,
+        {{ 'true' if var('refill_is_backfill') in (true, 'true') else 'false' }} as is_backfill,
         date '{{ window.start_date }}' as window_start,
         date '{{ window.end_date }}' as window_end,
         {#-- dbt's run start, not the database clock: when it was published, not which day. --#}
@@ -48,9 +44,7 @@
             partition_date as landed_date,
             source_fingerprint,
             rows_written as manifest_records
-        from ops.partition_ledger
-        where model_name = '{{ ref(upstream_model).identifier }}'
-            and status = 'published'
+        from {{ refill_chunk_ledger(ref(upstream_model)) }}
     ) as manifests
     {%- else %}
     from {{ ref(manifests_model) }} as manifests

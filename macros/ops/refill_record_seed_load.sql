@@ -6,11 +6,11 @@
         with the current key means the seed needs no reload; a load without the var
         records no key, so the next flow run reloads rather than trust it.
     --#}
-    delete from ops.seed_loads where seed_id = '{{ model.unique_id }}';
+    delete from ops.seed_loads where seed_id = {{ refill_string_literal(model.unique_id) }};
 
     insert into ops.seed_loads
     select
-        '{{ model.unique_id }}' as seed_id,
-        {{ "'" ~ var('refill_seed_key') ~ "'" if var('refill_seed_key', none) else 'null' }} as load_key,
+        {{ refill_string_literal(model.unique_id) }} as seed_id,
+        {{ refill_string_literal(var('refill_seed_key')) if var('refill_seed_key', none) else 'null' }} as load_key,
         {{ refill_run_started_at() }} as loaded_at
 {% endmacro %}

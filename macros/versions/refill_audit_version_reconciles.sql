@@ -1,15 +1,13 @@
 {% macro refill_audit_version_reconciles(expected_sql, upstream_model) %}
     {#--
-        Post-hook audit of one version of a versioned model, inside its transaction:
-        every day of the window equals what `expected_sql` (one row per partition_date,
-        one column per measure) says it must be under this version's rules, or the
-        delete, the insert and the ledger rows roll back together.
+        Post-hook audit of one version of a versioned model, on its chunk (shadow): every
+        day of the window equals what `expected_sql` (one row per partition_date, one
+        column per measure, computed from the upstream chunk under this version's rules)
+        says it must be, or nothing of the invocation is published.
 
-        The expected figures are kept as the view ops.<relation>__expected, so that
-        `refill cutover` checks a version against the same rules the audit used.
-        Every day of the window must also be published upstream: a version built alone
-        (`--select fct_daily_revenue_v2`) over days its facts do not hold would
-        otherwise publish nothing and say nothing.
+        Every day of the window must also be published upstream, or built upstream in this
+        invocation: a version built alone (`--select fct_daily_revenue_v2`) over days its
+        facts do not hold would otherwise publish nothing and say nothing.
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set window = refill_window() -%}
@@ -20,8 +18,7 @@
         "select days.day::date as day"
         ~ " from generate_series(date '" ~ window.start_date ~ "', date '" ~ window.end_date
         ~ "', interval 1 day) as days (day)"
-        ~ " where days.day::date not in (select partition_date from ops.partition_ledger"
-        ~ " where model_name = '" ~ upstream.identifier ~ "' and status = 'published')"
+        ~ " where days.day::date not in (select partition_date from " ~ refill_chunk_ledger(upstream) ~ ")"
         ~ " order by 1") -%}
     {%- if unpublished.rows | length > 0 -%}
         {%- set days = unpublished.columns[0].values() -%}
@@ -29,25 +26,17 @@
             "refill audit: " ~ this.identifier ~ " reads " ~ upstream.identifier
             ~ ", which is not published for " ~ days | length ~ " day(s) of the window ("
             ~ days[:5] | join(', ') ~ (', ...' if days | length > 5 else '')
-            ~ "); build " ~ upstream.identifier ~ " for them first; rolled back, the previous data stands") }}
+            ~ "); build " ~ upstream.identifier ~ " for them first; nothing published, the previous data stands") }}
     {%- endif -%}
 
-    {%- set expected = 'ops.' ~ this.identifier ~ '__expected' -%}
-    {%- do run_query('create or replace view ' ~ expected ~ ' as ' ~ expected_sql) -%}
-    {%- set columns = run_query(
-        "select column_name from information_schema.columns"
-        ~ " where table_schema = 'ops' and table_name = '" ~ this.identifier ~ "__expected'"
-        ~ " and column_name <> 'partition_date' order by ordinal_position") -%}
+    {%- set expected = '(' ~ expected_sql ~ ')' -%}
     {%- set measures = {} -%}
-    {%- for column in columns.columns[0].values() -%}
-        {%- do measures.update({column: 'sum(' ~ column ~ ')'}) -%}
+    {%- for column in run_query('select * from ' ~ expected ~ ' limit 0').column_names -%}
+        {%- if column != 'partition_date' -%}{%- do measures.update({column: 'sum(' ~ column ~ ')'}) -%}{%- endif -%}
     {%- endfor -%}
 
-    {%- if var('refill_inject_fault', none) == 'in_audit' -%}
-        {%- do run_query(refill_fault_point('in_audit')) -%}
-    {%- endif -%}
-    {%- set mismatches = run_query(refill_reconciliation_sql(
-        this, partition_column, expected, 'partition_date', measures) ~ ' limit 10') -%}
+    {%- set mismatches = run_query(refill_fault_point('in_audit') ~ ' ' ~ refill_reconciliation_sql(
+        refill_shadow_relation(this), partition_column, expected, 'partition_date', measures) ~ ' limit 10') -%}
     {%- if mismatches.rows | length > 0 -%}
         {%- set details = [] -%}
         {%- for row in mismatches.rows -%}
@@ -57,7 +46,15 @@
         {{ exceptions.raise_compiler_error(
             "refill audit: " ~ this.identifier ~ " does not reconcile with " ~ upstream.identifier
             ~ " under its version's rules: " ~ details | join('; ')
-            ~ "; rolled back, the previous data stands") }}
+            ~ "; nothing published, the previous data stands") }}
     {%- endif -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{% macro refill_expected_view_sql(expected_sql) %}
+    {#-- The view ops.<version>__expected: what this version must publish per day from the
+         published upstream facts; `refill cutover` checks a version against it. Staged
+         with refill_on_publish, so it changes only with a publish. --#}
+    {{ return('create or replace view ops.' ~ this.identifier ~ '__expected as ' ~ expected_sql) }}
 {% endmacro %}

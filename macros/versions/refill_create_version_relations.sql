@@ -33,21 +33,21 @@
     {#-- A fresh warehouse points at latest_version; an existing pointer is left where it is. #}
     insert into ops.version_switches
     select
-        '{{ model_name }}',
+        {{ refill_string_literal(model_name) }},
         null,
         {{ model.latest_version }},
         {{ refill_run_started_at() }},
-        '{{ refill_run_id() }}',
+        {{ refill_string_literal(refill_run_id()) }},
         'dbt {{ flags.WHICH }}: first pointer of a fresh warehouse, at latest_version'
-    where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
+    where not exists (select 1 from ops.version_pointer where model_name = {{ refill_string_literal(model_name) }});
 
     insert into ops.version_pointer
     select
-        '{{ model_name }}',
+        {{ refill_string_literal(model_name) }},
         {{ model.latest_version }},
         null,
         {{ refill_run_started_at() }},
-        '{{ refill_run_id() }}'
-    where not exists (select 1 from ops.version_pointer where model_name = '{{ model_name }}');
+        {{ refill_string_literal(refill_run_id()) }}
+    where not exists (select 1 from ops.version_pointer where model_name = {{ refill_string_literal(model_name) }});
     {%- endfor %}
 {% endmacro %}

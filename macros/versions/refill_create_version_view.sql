@@ -1,7 +1,9 @@
-{% macro refill_create_version_view(model_name) %}
+{% macro refill_create_version_view(model_name, publishing=[]) %}
     {#--
-        Post-hook of every version of `model_name`: (re)create the consumer view
-        <schema>.<model_name> over the versions built so far. The view does not name a
+        Rendered by refill_publish, inside its transaction, when a version of
+        `model_name` is published: (re)create the consumer view <schema>.<model_name>
+        over the versions built so far and those being published (`publishing`, their
+        table names). The view does not name a
         version; each branch is guarded by the pointer row, read inside the reader's
         own query. One query sees one pointer value, so a reader gets all of one
         version or all of the other, never a mix, and a switch is one UPDATE
@@ -16,7 +18,7 @@
     {%- set schema = (versions.values() | first).schema -%}
 
     {%- set pointer = run_query(
-        "select current_version from ops.version_pointer where model_name = '" ~ model_name ~ "'") -%}
+        "select current_version from ops.version_pointer where model_name = " ~ refill_string_literal(model_name)) -%}
     {%- if pointer.rows | length > 0 and (pointer.columns[0].values()[0] | int) not in versions -%}
         {{ exceptions.raise_compiler_error(
             "refill versions: this warehouse serves " ~ model_name ~ " v" ~ pointer.columns[0].values()[0]
@@ -29,10 +31,10 @@
     {%- set built_names = built.columns[0].values() -%}
     {%- set branches = [] -%}
     {%- for version, relation in versions | dictsort -%}
-        {%- if relation.identifier in built_names -%}
+        {%- if relation.identifier in built_names or relation.identifier in publishing -%}
             {%- do branches.append(
                 "select * from " ~ relation ~ " where (select current_version from ops.version_pointer"
-                ~ " where model_name = '" ~ model_name ~ "') = " ~ version) -%}
+                ~ " where model_name = " ~ refill_string_literal(model_name) ~ ") = " ~ version) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if branches | length == 0 -%}{{ return('') }}{%- endif -%}

@@ -5,7 +5,10 @@
         so its cost follows the chunk, not the history. The window cannot go into the
         `where` config itself: dbt renders test configs while parsing, without project
         macros, so it is applied here, when the test runs.
+        A model this command builds is tested on its chunk (refill_chunk_relation: the
+        shadow), before anything is published; otherwise on what is published.
     --#}
+    {%- set relation = refill_chunk_relation(relation) -%}
     {%- set filters = [] -%}
     {%- set where = config.get('where', '') -%}
     {%- if where -%}{%- do filters.append('(' ~ where ~ ')') -%}{%- endif -%}

@@ -4,21 +4,20 @@
         and writes, from the `start_date` / `end_date` vars. Validated here, once, for
         every model, so a bad window stops before anything is written.
 
-        Without vars: a full refresh, or the first build of an empty warehouse, covers
-        every landed day; an existing warehouse refuses, because "no window" there
-        almost always means a forgotten --vars and would rewrite all of history.
+        Without vars, a command that writes partitions (build, run): a full refresh, or
+        the first build of an empty warehouse, covers every landed day; an existing
+        warehouse refuses, because "no window" there almost always means a forgotten
+        --vars and would rewrite all of history. A read-only command (compile, show,
+        docs generate, test, ls, parse) needs no window: it gets every landed day (a
+        dummy day when nothing has landed) and writes nothing.
+        (--full-refresh with a window is refused where partitions are written:
+        refill_require_write_window.)
 
         Returns {'start_date': date, 'end_date': date, 'days': int}.
     --#}
     {%- set start_raw = var('start_date', none) -%}
     {%- set end_raw = var('end_date', none) -%}
     {%- set has_window = start_raw is not none or end_raw is not none -%}
-
-    {%- if flags.FULL_REFRESH and has_window -%}
-        {{ exceptions.raise_compiler_error(
-            "refill window: --full-refresh rebuilds every landed day; drop start_date/end_date, "
-            ~ "or rebuild the window without --full-refresh") }}
-    {%- endif -%}
 
     {%- if not has_window -%}
         {{ return(refill_window_of_all_landed_days()) }}
@@ -55,13 +54,17 @@
         {{ return({'start_date': modules.datetime.date(1970, 1, 1), 'end_date': modules.datetime.date(1970, 1, 1), 'days': 1}) }}
     {%- endif -%}
 
-    {%- if not flags.FULL_REFRESH and refill_warehouse_has_partitions() -%}
+    {%- set writes = refill_command_writes() -%}
+    {%- if writes and not flags.FULL_REFRESH and refill_warehouse_has_partitions() -%}
         {{ exceptions.raise_compiler_error(
             "refill window: no window given and this warehouse already has published partitions; "
             ~ "pass --vars '{start_date: YYYY-MM-DD, end_date: YYYY-MM-DD}', or --full-refresh to rebuild every landed day") }}
     {%- endif -%}
 
     {%- set landed = refill_landed_days('payments') -%}
+    {%- if landed | length == 0 and not writes -%}
+        {{ return({'start_date': modules.datetime.date(1970, 1, 1), 'end_date': modules.datetime.date(1970, 1, 1), 'days': 1}) }}
+    {%- endif -%}
     {%- if landed | length == 0 -%}
         {{ exceptions.raise_compiler_error(
             "refill window: no window given and nothing has landed under " ~ refill_landing_root()
@@ -94,4 +97,11 @@
             "refill window: " ~ name ~ "=" ~ text ~ " is not a calendar date") }}
     {%- endif -%}
     {{ return(modules.datetime.date(year, month, day)) }}
+{% endmacro %}
+
+
+{% macro refill_command_writes() %}
+    {#-- True for the dbt commands that write partitions (build, run, and retry of them);
+         the only ones that need a window. --#}
+    {{ return(flags.WHICH in ('build', 'run', 'retry')) }}
 {% endmacro %}

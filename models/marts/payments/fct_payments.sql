@@ -1,20 +1,24 @@
 {#-
-    One row per payment, partitioned by event_date. Each run replaces exactly the
-    window's days in one transaction, then audits them before commit: keys unique
-    in the window, every day reconciled with its landed lines, every landed line
-    accounted for. Any failure rolls everything back, ledger row included.
+    One row per payment event and day (transaction_id, event_date), partitioned by
+    event_date: a transaction captured one day and refunded the next is two rows, so
+    any chunking of the days gives the same table. A build writes the window's rows to
+    the model's shadow and audits them there: keys unique in the window on the grain,
+    every day reconciled with its landed lines, every landed line accounted for, every
+    row converted to USD. refill_publish (on-run-end) then publishes the chunk with the
+    other models of the invocation and their ledger rows, in one transaction, or none.
 -#}
 {{
     config(
         partition_column='event_date',
         post_hook=[
-            "{{ refill_audit_unique_in_window('transaction_id') }}",
+            "{{ refill_audit_unique_in_window(['transaction_id', 'event_date']) }}",
             "{{ refill_audit_reconciles(
                 source_model='stg_payments__lines',
                 source_partition_column='landed_date',
                 source_where=\"line_status = 'published'\",
                 measures={'transactions': 'count(*)', 'amount': 'sum(amount)'}) }}",
             "{{ refill_audit_line_accounting() }}",
+            "{{ refill_audit_converted('amount_usd', 'event_date', 'currency') }}",
             "{{ refill_record_partitions() }}",
         ],
     )
@@ -70,7 +74,7 @@ final as (
         status,
 
         -- lineage
-        '{{ refill_run_id() }}' as _run_id
+        {{ refill_string_literal(refill_run_id()) }} as _run_id
     from converted
 )
 

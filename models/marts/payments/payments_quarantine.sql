@@ -1,7 +1,8 @@
 {#-
     Landed lines that were not published: malformed lines and every version of a
     conflicting transaction, with file, line number and reason. Replaced per window
-    like every partitioned table, so a fixed re-export clears its old rejects.
+    like every partitioned table, so a fixed re-export clears its old rejects; written,
+    audited and published with fct_payments as one chunk (refill_publish).
 -#}
 {{
     config(
@@ -17,8 +18,8 @@
     )
 }}
 -- depends_on: {{ ref('stg_payments__manifests') }}
-{#- Published after fct_payments: when its audits fail, the quarantine is not replaced either,
-    so a failed run leaves both as they were. -#}
+{#- Downstream of the facts, so selecting fct_payments (`--select fct_payments+`, a backfill
+    of it) rebuilds the quarantine in the same chunk: both come from the same lines. -#}
 -- depends_on: {{ ref('fct_payments') }}
 
 with lines as (
@@ -52,7 +53,7 @@ final as (
         line_text,
 
         -- lineage
-        '{{ refill_run_id() }}' as _run_id
+        {{ refill_string_literal(refill_run_id()) }} as _run_id
     from quarantined_lines
 )
 

@@ -1,24 +1,25 @@
 {#-
     Daily revenue by market, v1: the legacy method, still the published one. Counts
     captured payments only and converts each at its calendar month's average rate.
-    Replaced per window like every partitioned table; before commit each day's totals
-    must equal fct_payments' under the same rules, or everything rolls back.
+    Replaced per window like every partitioned table; before publish each day's totals
+    must equal fct_payments' under the same rules, or nothing of the run is published.
 -#}
 {{
     config(
         partition_column='event_date',
         post_hook=[
             "{{ refill_audit_version_reconciles(
-                expected_sql=fct_daily_revenue_expected_sql(1),
+                expected_sql=fct_daily_revenue_expected_sql(1, refill_chunk_relation(ref('fct_payments'))),
                 upstream_model='fct_payments') }}",
             "{{ refill_record_partitions(upstream_model='fct_payments') }}",
-            "{{ refill_create_version_view('fct_daily_revenue') }}",
+            "{{ refill_on_publish(refill_expected_view_sql(fct_daily_revenue_expected_sql(1))) }}",
         ],
     )
 }}
 
 with payments as (
-    select * from {{ ref('fct_payments') }}
+    -- this chunk's facts when the same command builds them, else the published ones
+    select * from {{ refill_chunk_relation(ref('fct_payments')) }}
 ),
 
 fx_rates as (
@@ -82,7 +83,7 @@ final as (
 
         -- lineage
         1 as methodology_version,
-        '{{ refill_run_id() }}' as _run_id
+        {{ refill_string_literal(refill_run_id()) }} as _run_id
     from daily
 )
 

@@ -9,16 +9,17 @@
         partition_column='event_date',
         post_hook=[
             "{{ refill_audit_version_reconciles(
-                expected_sql=fct_daily_revenue_expected_sql(2),
+                expected_sql=fct_daily_revenue_expected_sql(2, refill_chunk_relation(ref('fct_payments'))),
                 upstream_model='fct_payments') }}",
             "{{ refill_record_partitions(upstream_model='fct_payments') }}",
-            "{{ refill_create_version_view('fct_daily_revenue') }}",
+            "{{ refill_on_publish(refill_expected_view_sql(fct_daily_revenue_expected_sql(2))) }}",
         ],
     )
 }}
 
 with payments as (
-    select * from {{ ref('fct_payments') }}
+    -- this chunk's facts when the same command builds them, else the published ones
+    select * from {{ refill_chunk_relation(ref('fct_payments')) }}
 ),
 
 counted as (
@@ -64,7 +65,7 @@ final as (
 
         -- lineage
         2 as methodology_version,
-        '{{ refill_run_id() }}' as _run_id
+        {{ refill_string_literal(refill_run_id()) }} as _run_id
     from daily
 )
 

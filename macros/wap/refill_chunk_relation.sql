@@ -1,0 +1,36 @@
+{% macro refill_chunk_relation(relation) %}
+    {#--
+        The relation to read for a model in this invocation: its shadow when this
+        command builds it (the chunk being written, not yet published), else the
+        relation itself (what is published). Downstream models, audits and data tests
+        read through it, so a chunk is checked and built on its own rows before
+        anything is published, and a command that does not build a model reads it as
+        published.
+    --#}
+    {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+    {%- set node = refill_node_of(relation) -%}
+    {%- if node is not none and node.config.materialized == 'partitioned' and refill_builds(node) -%}
+        {{ return(refill_shadow_relation(relation)) }}
+    {%- endif -%}
+    {{ return(relation) }}
+{% endmacro %}
+
+
+{% macro refill_builds(node) %}
+    {#-- True when this invocation builds the model `node` (a build or run that selected it). --#}
+    {{ return(refill_command_writes() and node.unique_id in selected_resources) }}
+{% endmacro %}
+
+
+{% macro refill_node_of(relation) %}
+    {#-- The model of the graph that writes `relation` (by schema and name), or none (also
+         in a unit test, whose graph is empty). --#}
+    {%- for node in (graph.get('nodes') or {}).values() -%}
+        {%- if node.resource_type == 'model'
+            and (node.schema | lower) == (relation.schema | lower)
+            and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
+            {{ return(node) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}

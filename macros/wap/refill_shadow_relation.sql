@@ -1,0 +1,10 @@
+{% macro refill_shadow_relation(relation, suffix='') %}
+    {#-- Where a partitioned model writes its chunk before publish: schema `wap`, named
+         after the published relation (schema__identifier), so no consumer reads it and
+         two schemas never share one. suffix='__ledger': the chunk's ledger rows. --#}
+    {{ return(api.Relation.create(
+        database=relation.database,
+        schema='wap',
+        identifier=relation.schema ~ '__' ~ relation.identifier ~ suffix,
+        type='table')) }}
+{% endmacro %}
