@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 
 from flows import locking
-from flows.errors import RefillError
+from flows.errors import FailedStep, RefillError
 
 
 def utc_now() -> datetime:
@@ -212,7 +212,7 @@ class Attempt:
     failed_step: str | None = None
 
 
-FAILED_STEPS = ("readiness", "build", "audit", "publish", "interrupted", "lock", "other")
+FAILED_STEPS = tuple(FailedStep)
 ATTEMPT_COLUMNS = (
     "run_id, command, partition_date, chunk_start, chunk_end, attempt, outcome, message, "
     "started_at, ended_at"

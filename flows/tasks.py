@@ -9,7 +9,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import duckdb
@@ -206,45 +206,13 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
     return ChunkResult(chunk, int(rows), time.monotonic() - clock, attempt)
 
 
-ATTEMPT_COLUMNS = (
-    "run_id, command, partition_date, chunk_start, chunk_end, attempt, outcome, message, "
-    "started_at, ended_at"
-)
-
-
 def record_attempt(
     connection, days: list[date], attempt: ops.Attempt, failed_step: FailedStep | None
 ) -> None:
-    """The attempt's rows, with the step that failed (null when published), by column name.
-    A warehouse whose ops.partition_attempts has no failed_step column yet (its DDL is
-    dbt's, contract D4) keeps the attempt and loses only the step."""
-    rows = [
-        [
-            attempt.run_id,
-            attempt.command,
-            day,
-            attempt.chunk_start,
-            attempt.chunk_end,
-            attempt.attempt,
-            attempt.outcome,
-            attempt.message,
-            attempt.started_at,
-            attempt.ended_at,
-        ]
-        for day in days
-    ]
-    try:
-        connection.executemany(
-            f"insert into ops.partition_attempts ({ATTEMPT_COLUMNS}, failed_step) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[*row, str(failed_step) if failed_step else None] for row in rows],
-        )
-    except duckdb.BinderException:  # an ops.partition_attempts from before failed_step
-        connection.executemany(
-            f"insert into ops.partition_attempts ({ATTEMPT_COLUMNS}) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+    """The attempt's rows, with the step that failed (null when published)."""
+    ops.record_attempt(
+        connection, days, replace(attempt, failed_step=str(failed_step) if failed_step else None)
+    )
 
 
 def unrecorded_attempt(
