@@ -10,7 +10,18 @@ from datetime import date
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import board, locking, notify, ops, partition_status, planning, readiness, settings
+from flows import (
+    board,
+    interrupts,
+    locking,
+    notify,
+    ops,
+    partition_status,
+    planning,
+    readiness,
+    run_liveness,
+    settings,
+)
 from flows.dbt_runner import shared_project
 from flows.errors import RefillError
 from flows.planning import Chunk, DayState
@@ -23,6 +34,7 @@ from flows.tasks import (
     combined_code_version,
     fault_from_environment,
     prepare_warehouse,
+    record_interrupted_attempt,
     refusals_fail_the_run,
     send_notification,
     with_warehouse,
@@ -160,6 +172,8 @@ def _progress(logger, report: BackfillReport, done: int, total: int, result: Chu
 
 @flow(name="refill-backfill")
 @refusals_fail_the_run
+@interrupts.end_as_cancelled
+@run_liveness.released_at_end
 def backfill(
     start: date,
     end: date,
@@ -253,6 +267,7 @@ def backfill(
         "on_missing": on_missing,
         "select": select,
     }
+    run_liveness.hold(warehouse, run_id)  # before the run log says `running`
     with_warehouse(
         context, lambda c: ops.record_run_start(c, run_id, "backfill", command_line, parameters)
     )
@@ -262,6 +277,7 @@ def backfill(
 
     def run_chunks(chunks: list[Chunk], total: int, done: int) -> int:
         for chunk in chunks:
+            interrupts.raise_if_requested(f"before chunk {chunk}")
             unready = [day for day in chunk.days if plan.states.get(day) == DayState.NOT_READY]
             unready = [
                 day
@@ -277,7 +293,13 @@ def backfill(
                 )
                 return -1
             try:
-                result = builder(project, context, chunk)
+                # a stop asked while this chunk waits (between attempts) ends the wait;
+                # its build itself, once started, commits or rolls back whole
+                with interrupts.interruptible(f"at chunk {chunk}"):
+                    result = builder(project, context, chunk)
+            except interrupts.Interrupted:
+                record_interrupted_attempt(context, chunk)
+                raise
             except ChunkFailed as failure:
                 report.failed[str(chunk)] = str(failure)
                 report.failed_days += chunk.days
@@ -293,19 +315,22 @@ def backfill(
         return done
 
     total = len(plan.chunks)
-    done = run_chunks(plan.chunks, total, 0)
-    if done >= 0 and plan.deferred:
-        done = _wait_for_late_days(
-            plan,
-            report,
-            run_chunks,
-            wait_for_late_seconds,
-            poll_seconds,
-            chunk_days,
-            chunk_lines,
-            logger,
-            done,
-        )
+    try:
+        done = run_chunks(plan.chunks, total, 0)
+        if done >= 0 and plan.deferred:
+            done = _wait_for_late_days(
+                plan,
+                report,
+                run_chunks,
+                wait_for_late_seconds,
+                poll_seconds,
+                chunk_days,
+                chunk_lines,
+                logger,
+                done,
+            )
+    except interrupts.Interrupted as stop:
+        raise _close_interrupted(context, report, window, stop, clock) from None
     if on_missing == "skip" and plan.not_ready:
         report.skipped_not_ready = list(plan.not_ready)
         logger.warning("skipped, not ready: %s", ", ".join(map(str, plan.not_ready)))
@@ -357,5 +382,22 @@ def _wait_for_late_days(
             logger.error("still not ready after waiting: %s", ", ".join(map(str, pending)))
             break
         logger.info("waiting for late day(s) %s", ", ".join(map(str, pending)))
-        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.0)))
+        with interrupts.interruptible("waiting for late days"):
+            time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.0)))
     return done
+
+
+def _close_interrupted(
+    context: RunContext, report: BackfillReport, window, stop: interrupts.Interrupted, clock: float
+) -> interrupts.Interrupted:
+    """Close the run log as interrupted; what the chunks before the stop published stands."""
+    report.seconds = time.monotonic() - clock
+    message = f"backfill {window}: {stop}; {report.summary()}"
+    get_run_logger().warning(message)
+    with_warehouse(
+        context,
+        lambda c: ops.record_run_end(c, context.run_id, "interrupted", report.published, message),
+    )
+    return interrupts.Interrupted(
+        f"{message}. Rerun the same command to resume: published days are skipped."
+    )

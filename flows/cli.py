@@ -12,7 +12,7 @@ import shlex
 import sys
 from datetime import UTC, datetime, timedelta
 
-from flows import planning
+from flows import interrupts, planning
 from flows.backfill import DEFAULT_CHUNK_DAYS, DEFAULT_CHUNK_LINES
 from flows.errors import RefillError
 
@@ -39,6 +39,23 @@ def _command_line() -> str:
     return shlex.join(["refill", *sys.argv[1:]])
 
 
+def _start_flow_command(select: str | None = None) -> None:
+    """What a flow command does once its options are valid: arm Ctrl-C and SIGTERM, start
+    the temporary Prefect server in the background, and meanwhile parse the dbt project
+    (and resolve --select), so a typo is reported without waiting for the server."""
+    from flows import prefect_server
+    from flows.dbt_runner import shared_project
+
+    interrupts.arm()
+    prefect_server.start_in_background()
+    project = shared_project()
+    if select:
+        project.resolve_selection(select)
+    else:
+        project.manifest  # noqa: B018 (parsed now, while the server starts)
+    interrupts.raise_if_requested("before the run started")
+
+
 def cmd_daily(args: argparse.Namespace) -> int:
     from flows.daily import daily
     from flows.tasks import run_flow
@@ -49,6 +66,7 @@ def cmd_daily(args: argparse.Namespace) -> int:
         else datetime.now(UTC).date() - timedelta(days=1)
     )
     print(f"refill daily: building logical date {day} (wait for the file up to {args.wait:g}s)")
+    _start_flow_command()
     report = run_flow(
         daily,
         logical_date=day,
@@ -78,6 +96,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
     )
+    _start_flow_command(args.select)
     report = run_flow(
         backfill,
         start=window.start,
@@ -134,6 +153,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
     from flows.tasks import run_flow
 
     days = report.days_to_fix
+    _start_flow_command()
     print(f"refill gaps --fix: rebuilding {len(days)} day(s) newest-first")
     result = run_flow(
         backfill,
@@ -153,9 +173,12 @@ def cmd_gaps(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from flows.demo import run_demo
+    from flows.demo import prepare_folder, run_demo, use_folder
 
-    return run_demo(args.folder)
+    folder = prepare_folder(args.folder)  # refuses a folder the demo did not make
+    use_folder(folder)
+    _start_flow_command()
+    return run_demo(folder)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,7 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
     pictured.set_defaults(handler=board.main)
 
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
-    demo.add_argument("--folder", default="data/demo", help="where the demo writes (wiped)")
+    demo.add_argument(
+        "--folder",
+        default="data/demo",
+        help="where the demo writes; wiped, if the demo made it (default: data/demo)",
+    )
     demo.set_defaults(handler=cmd_demo)
     return parser
 
@@ -260,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     except RefillError as error:
         print(f"refill: error: {error}", file=sys.stderr)
         return 1
+    except interrupts.Interrupted as stop:
+        # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary
+        print(f"refill: {stop}", flush=True)
+        return interrupts.EXIT_CODE
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import board, locking, notify, ops, readiness, settings
+from flows import board, interrupts, locking, notify, ops, readiness, run_liveness, settings
 from flows.dbt_runner import shared_project
 from flows.errors import RefillError
 from flows.planning import Chunk, parse_day
@@ -21,6 +21,7 @@ from flows.tasks import (
     combined_code_version,
     fault_from_environment,
     prepare_warehouse,
+    record_interrupted_attempt,
     refusals_fail_the_run,
     send_notification,
     with_warehouse,
@@ -60,11 +61,14 @@ def wait_until_ready(
         if verdict.is_ready or time.monotonic() >= deadline:
             return verdict
         logger.info("%s not ready (%s); checking again in %gs", day, verdict.reason, poll_seconds)
-        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
+        with interrupts.interruptible(f"waiting for {day} to be ready"):
+            time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
 
 
 @flow(name="refill-daily")
 @refusals_fail_the_run
+@interrupts.end_as_cancelled
+@run_liveness.released_at_end
 def daily(
     logical_date: date | None = None,
     wait_for_ready_seconds: float = DEPLOYMENT_READY_WAIT_SECONDS,
@@ -93,6 +97,7 @@ def daily(
     prepare_warehouse(project, context)
     code_version = combined_code_version(project.code_versions())
     parameters = {"logical_date": day, "wait_for_ready_seconds": wait_for_ready_seconds}
+    run_liveness.hold(settings.warehouse_path(), run_id)  # before the run log says `running`
     with_warehouse(
         context,
         lambda c: ops.record_run_start(c, run_id, "daily", command_line, parameters),
@@ -107,7 +112,10 @@ def daily(
         board.publish_artifact(board.week_ending(day), key="refill-daily-board")
         return DailyReport(day, outcome, rows, time.monotonic() - clock, message)
 
-    verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
+    try:
+        verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
+    except interrupts.Interrupted as stop:
+        raise _close_interrupted(context, day, stop) from None
     if not verdict.is_ready:
         message = (
             f"daily {day}: payments not ready ({verdict.reason}) after waiting "
@@ -128,7 +136,12 @@ def daily(
     delays = retry_delay_seconds if retry_delay_seconds is not None else [300, 600]
     builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
     try:
-        result = builder(project, context, Chunk(day, day))
+        # a stop asked between attempts ends the wait; a build once started finishes whole
+        with interrupts.interruptible(f"at {day}"):
+            result = builder(project, context, Chunk(day, day))
+    except interrupts.Interrupted as stop:
+        record_interrupted_attempt(context, Chunk(day, day))
+        raise _close_interrupted(context, day, stop) from None
     except ChunkFailed as failure:
         message = (
             f"daily {day}: {failure}; the previous data stands. Rerun `refill daily --date {day}`."
@@ -138,3 +151,15 @@ def daily(
     message = f"daily {day}: published {result.rows} payments"
     logger.info(message)
     return finish("succeeded", message, result.rows)
+
+
+def _close_interrupted(
+    context: RunContext, day: date, stop: interrupts.Interrupted
+) -> interrupts.Interrupted:
+    """Close the run log as interrupted: nothing of the day was written by this run."""
+    message = f"daily {day}: {stop}; nothing written. Rerun `refill daily --date {day}`."
+    get_run_logger().warning(message)
+    with_warehouse(
+        context, lambda c: ops.record_run_end(c, context.run_id, "interrupted", [], message)
+    )
+    return interrupts.Interrupted(message)

@@ -16,7 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
 from prefect.states import Failed
 
-from flows import locking, notify, ops, settings
+from flows import interrupts, locking, notify, ops, prefect_server, settings
 from flows.dbt_runner import DbtProject, window_vars
 from flows.errors import RefillError
 from flows.planning import Chunk
@@ -101,6 +101,7 @@ def with_warehouse(context: RunContext, work, partitions: list[date] | None = No
 
 
 @task(name="build-window", cache_policy=NO_CACHE)
+@interrupts.finishes_before_stopping
 def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> ChunkResult:
     """Build one window under the warehouse lock and record the attempt for each of its days.
 
@@ -128,7 +129,11 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
         wait_seconds=context.lock_wait_seconds,
         on_wait=on_wait,
     ):
+        # the last safe point before the build: a stop asked while this chunk waited for the
+        # warehouse or between its attempts starts no build
+        interrupts.raise_if_requested(f"before chunk {chunk}")
         started = ops.utc_now()  # once the warehouse is ours: the attempt is the build itself
+        logger.info("chunk %s: building (attempt %d)", chunk, attempt)
         outcome = project.build(variables, select=context.select, include_seeds=False)
         with ops.connect(warehouse) as connection:
             ops.record_attempt(
@@ -154,6 +159,24 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
     if not outcome.success:
         raise ChunkFailed(f"chunk {chunk} failed (attempt {attempt}): {outcome.message}")
     return ChunkResult(chunk, int(rows), time.monotonic() - clock, attempt)
+
+
+def record_interrupted_attempt(context: RunContext, chunk: Chunk) -> None:
+    """The chunk was stopped before its build started (waiting for the warehouse or
+    between attempts): its days' latest attempt says so. Nothing of it was written."""
+    now = ops.utc_now()
+    attempt = ops.Attempt(
+        context.run_id,
+        context.command,
+        chunk.start,
+        chunk.end,
+        0,
+        "interrupted",
+        "stopped before its build started",
+        now,
+        now,
+    )
+    with_warehouse(context, lambda c: ops.record_attempt(c, chunk.days, attempt))
 
 
 def send_notification(context: RunContext, notification: notify.Notification) -> bool:
@@ -185,9 +208,12 @@ def refusals_fail_the_run(flow_body):
 
 def run_flow(flow, **parameters):
     """Call a flow and return its result; a failed run raises RefillError with its message."""
-    state = flow(**parameters, return_state=True)
+    with prefect_server.api_for_flows():
+        state = flow(**parameters, return_state=True)
     if state.is_completed():
         return state.result()
+    if state.is_cancelled():
+        raise interrupts.Interrupted(state.message or "interrupted")
     message = (state.message or str(state.type)).removeprefix("Flow run encountered an exception: ")
     raise RefillError(message)
 
