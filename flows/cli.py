@@ -291,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary
         print(f"refill: {stop}", flush=True)
         return interrupts.EXIT_CODE
+    finally:
+        interrupts.disarm()
 
 
 if __name__ == "__main__":

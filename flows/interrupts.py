@@ -60,6 +60,15 @@ def arm() -> None:
         signal.signal(signum, _handle)
 
 
+def disarm() -> None:
+    """Give the signals back to Python's defaults (a command run in-process has ended)."""
+    if _state.armed and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _state.armed = False
+    _state.requested = None
+
+
 def reset() -> None:
     """Forget a previous interrupt (tests, and the demo's successive runs)."""
     _state.requested = None
