@@ -79,6 +79,12 @@ def on_immediate_exit(cleanup: Callable[[], None]) -> None:
     _state.on_exit.append(cleanup)
 
 
+def request(reason: str) -> None:
+    """Ask the run to stop at its next safe point, as a first Ctrl-C does."""
+    if _state.requested is None:
+        _state.requested = reason
+
+
 def requested() -> bool:
     return _state.requested is not None
 

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -29,6 +30,7 @@ import httpx
 from flows.errors import RefillError
 
 STARTUP_TIMEOUT_SECONDS = 120
+MAX_RESTARTS = 2
 
 
 def _free_port() -> int:
@@ -44,6 +46,13 @@ class TemporaryServer:
     def __init__(self) -> None:
         self.port = _free_port()
         self.api_url = f"http://127.0.0.1:{self.port}/api"
+        self.stopping = False
+        self.restarts = 0
+        self.process = self._launch()
+        atexit.register(self.stop)
+        threading.Thread(target=self._restart_when_lost, daemon=True).start()
+
+    def _launch(self) -> subprocess.Popen:
         environment = {
             **os.environ,
             "PREFECT_UI_ENABLED": "0",
@@ -51,14 +60,41 @@ class TemporaryServer:
             "PREFECT__SERVER_EPHEMERAL": "1",
             "PREFECT__SERVER_FINAL": "1",
         }
-        self.process = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "flows.prefect_server", str(os.getpid()), str(self.port)],
             env=environment,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # not in the terminal's process group: Ctrl-C is refill's
         )
-        atexit.register(self.stop)
+
+    def _restart_when_lost(self) -> None:
+        """A server lost during a run (killed, crashed) comes back on the same port and
+        database, within the Prefect client's retries: a command never hangs on a dead API.
+        A server that keeps dying stops the run at its next safe point instead."""
+        from flows import interrupts
+
+        while not self.stopping:
+            time.sleep(0.5)
+            if self.stopping or self.process.poll() is None:
+                continue
+            if self.restarts >= MAX_RESTARTS:
+                print(
+                    f"refill: the temporary Prefect server exited {self.restarts + 1} times; "
+                    "stopping at the next safe point",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                interrupts.request("the loss of the Prefect server")
+                return
+            self.restarts += 1
+            print(
+                f"refill: the temporary Prefect server exited (status "
+                f"{self.process.returncode}); restarting it on the same port",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.process = self._launch()
 
     def wait_until_ready(self, timeout: float = STARTUP_TIMEOUT_SECONDS) -> str:
         deadline = time.monotonic() + timeout
@@ -80,6 +116,7 @@ class TemporaryServer:
             time.sleep(0.1)
 
     def stop(self) -> None:
+        self.stopping = True
         if self.process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -132,8 +169,6 @@ def api_for_flows() -> Iterator[None]:
 def _serve(parent_pid: int, port: int) -> None:
     """The server process: Prefect's app under uvicorn, until refill (its parent) is gone,
     however it ended (a SIGKILL runs no atexit)."""
-    import threading
-
     import uvicorn
 
     def exit_with_parent() -> None:

@@ -131,3 +131,27 @@ def test_a_second_ctrl_c_ends_at_once_and_the_run_reads_as_dead(tmp_path):
     assert outcome in ("running", "interrupted")
     assert not run_liveness.is_alive(warehouse, run_id)
     _published_days(warehouse)  # ledger and facts agree: the cut-off chunk left nothing
+
+
+@pytest.mark.slow
+def test_a_temporary_server_lost_during_a_run_comes_back_and_the_run_completes(tmp_path):
+    import psutil
+
+    # GIVEN a backfill building its second chunk
+    child, warehouse = _start_backfill(tmp_path)
+    before = _read_until(child, f"chunk {DAYS[1]}: building")
+    # WHEN its temporary Prefect server is killed
+    [server] = [
+        p for p in psutil.Process(child.pid).children() if "prefect_server" in p.cmdline()[2]
+    ]
+    server.kill()
+    rest, _ = child.communicate(timeout=240)
+    output = "".join(before) + rest
+
+    # THEN the server comes back, once, and the run completes: every day, no traceback
+    assert child.returncode == 0, output
+    assert rest.count("restarting it on the same port") == 1
+    assert "Traceback" not in rest
+    assert sorted(_published_days(warehouse)) == DAYS
+    [(_, outcome)] = _run_log(warehouse)
+    assert outcome == "succeeded"
