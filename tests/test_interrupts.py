@@ -155,3 +155,39 @@ def test_a_temporary_server_lost_during_a_run_comes_back_and_the_run_completes(t
     assert sorted(_published_days(warehouse)) == DAYS
     [(_, outcome)] = _run_log(warehouse)
     assert outcome == "succeeded"
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_daily_run_waiting_for_its_file_at_once(tmp_path):
+    # GIVEN a daily run waiting for a day whose file has not landed
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    warehouse = tmp_path / "warehouse" / "refill.duckdb"
+    environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    environment.update(REFILL_LANDING=str(landing), REFILL_WAREHOUSE=str(warehouse))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flows", "daily", "--date", str(FIRST), "--wait", "600"]
+        + ["--poll", "1", "--retries", "1"],
+        cwd=PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    before = _read_until(child, "checking again")
+    # WHEN Ctrl-C comes once
+    child.send_signal(signal.SIGINT)
+    clock = time.monotonic()
+    rest, _ = child.communicate(timeout=120)
+    output = "".join(before) + rest
+
+    # THEN the wait ends at once, the run log says interrupted, nothing was written
+    assert time.monotonic() - clock < 60, output
+    assert child.returncode == 130, output
+    assert f"refill: daily {FIRST}: interrupted by SIGINT" in rest
+    assert "Traceback" not in rest
+    [(_, outcome)] = _run_log(warehouse)
+    assert outcome == "interrupted"
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        ledger = connection.execute("select count(*) from ops.partition_ledger").fetchone()
+    assert ledger == (0,)
