@@ -96,7 +96,8 @@ def test_the_first_signal_stops_the_backfill_at_a_safe_point(tmp_path, signum):
     assert len(summary) == 1, output
     assert "interrupted by " + signal.Signals(signum).name in summary[0]
     assert "Traceback" not in output
-    # the run log closes the run as interrupted
+    # the flow run ends Cancelled, and the run log closes the run as interrupted
+    assert "Finished in state Cancelled(" in output
     [(run_id, outcome)] = _run_log(warehouse)
     assert outcome == "interrupted"
     assert not run_liveness.is_alive(warehouse, run_id)
