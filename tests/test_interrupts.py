@@ -192,3 +192,32 @@ def test_ctrl_c_ends_a_daily_run_waiting_for_its_file_at_once(tmp_path):
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         ledger = connection.execute("select count(*) from ops.partition_ledger").fetchone()
     assert ledger == (0,)
+
+
+def test_a_run_is_alive_while_its_process_holds_its_lock_and_dead_once_killed(tmp_path):
+    # GIVEN a run whose process holds its liveness lock
+    warehouse = tmp_path / "refill.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; from pathlib import Path; from flows import run_liveness; "
+            f"run_liveness.hold(Path({str(warehouse)!r}), 'run-1'); "
+            "print('held', flush=True); time.sleep(600)",
+        ],
+        cwd=PACKAGE_PROJECT_DIR,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        # THEN it is alive, and a run that never started is not
+        assert run_liveness.is_alive(warehouse, "run-1")
+        assert not run_liveness.is_alive(warehouse, "run-2")
+        # WHEN its process is killed, THEN it is dead (the OS released the lock)
+        holder.kill()
+        holder.wait()
+        assert not run_liveness.is_alive(warehouse, "run-1")
+    finally:
+        holder.kill()
+        holder.wait()
