@@ -152,6 +152,55 @@ def make_plan(
     return BackfillPlan(window, models, states, chunks, not_ready, deferred, restated, skipped)
 
 
+def plan_backfill(
+    project,
+    window: planning.DateRange,
+    select: str | None,
+    *,
+    chunk_days: int,
+    chunk_lines: int,
+    order: str,
+    restate: bool,
+    on_missing: str,
+    only_days: list[date] | None = None,
+):
+    """The selection, the current code versions and the plan of a backfill: read-only, no
+    Prefect (the command line plans once before its server is up, to refuse early)."""
+    selection = project.resolve_selection(select)
+    current_versions = project.code_versions()
+    warehouse = settings.warehouse_path()
+    statuses = partition_status.collect(
+        warehouse, settings.landing_root(), window, selection.models, current_versions
+    )
+    totals: dict[date, tuple[int, float]] = {}
+    if any(status.ledger for status in statuses):
+        with ops.connect(warehouse, read_only=True) as connection:
+            totals = ops.read_published_totals(connection, window.start, window.end)
+    plan = make_plan(
+        window,
+        selection.models,
+        statuses,
+        chunk_days=chunk_days,
+        chunk_lines=chunk_lines,
+        order=order,
+        restate=restate,
+        on_missing=on_missing,
+        only_days=only_days,
+        published_totals=totals,
+    )
+    return selection, current_versions, plan
+
+
+def refuse_unsigned_restatement(plan: BackfillPlan) -> None:
+    """A plan that changes published numbers needs the --yes sign-off (confirm)."""
+    if plan.restated:
+        days = ", ".join(str(day) for day in sorted(plan.restated))
+        raise RefillError(
+            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
+            "review them above and rerun with --yes to overwrite, or narrow the range"
+        )
+
+
 def _progress(logger, report: BackfillReport, done: int, total: int, result: ChunkResult) -> None:
     width = 20
     filled = round(width * done / total) if total else width
@@ -204,40 +253,26 @@ def backfill(
     if note:
         logger.info(note)
 
-    selection = project.resolve_selection(select)
-    current_versions = project.code_versions()
-    warehouse = settings.warehouse_path()
-    statuses = partition_status.collect(
-        warehouse, settings.landing_root(), window, selection.models, current_versions
-    )
-    totals: dict[date, tuple[int, float]] = {}
-    if any(status.ledger for status in statuses):
-        with ops.connect(warehouse, read_only=True) as connection:
-            totals = ops.read_published_totals(connection, window.start, window.end)
-    plan = make_plan(
+    selection, current_versions, plan = plan_backfill(
+        project,
         window,
-        selection.models,
-        statuses,
+        select,
         chunk_days=chunk_days,
         chunk_lines=chunk_lines,
         order=order,
         restate=restate,
         on_missing=on_missing,
         only_days=only_days,
-        published_totals=totals,
     )
+    warehouse = settings.warehouse_path()
     for line in plan.describe():
         logger.info(line)
     report = BackfillReport(plan)
     if dry_run:
         logger.info("dry run: nothing written")
         return report
-    if plan.restated and not confirm:
-        days = ", ".join(str(day) for day in sorted(plan.restated))
-        raise RefillError(
-            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
-            "review them above and rerun with --yes to overwrite, or narrow the range"
-        )
+    if not confirm:
+        refuse_unsigned_restatement(plan)
     if not plan.chunks and not plan.deferred:
         logger.info("nothing to do: every day in %s is published and current", window)
         report.seconds = time.monotonic() - clock

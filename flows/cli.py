@@ -56,6 +56,27 @@ def _start_flow_command(select: str | None = None) -> None:
     interrupts.raise_if_requested("before the run started")
 
 
+def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace) -> None:
+    """Plan the backfill now, while the Prefect server starts: a plan that restates
+    published days without --yes is refused here, after its plan, not after the server."""
+    from flows.backfill import plan_backfill, refuse_unsigned_restatement
+    from flows.dbt_runner import shared_project
+
+    _, _, plan = plan_backfill(
+        shared_project(),
+        window,
+        args.select,
+        chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
+        order=args.order,
+        restate=args.restate,
+        on_missing=args.on_missing,
+    )
+    if plan.restated:
+        print("\n".join(plan.describe()))
+        refuse_unsigned_restatement(plan)
+
+
 def cmd_daily(args: argparse.Namespace) -> int:
     from flows.daily import daily
     from flows.tasks import run_flow
@@ -97,6 +118,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         + (", dry run" if args.dry_run else "")
     )
     _start_flow_command(args.select)
+    if not args.yes and not args.dry_run:
+        _refuse_before_the_run(window, args)
     report = run_flow(
         backfill,
         start=window.start,
