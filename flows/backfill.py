@@ -10,7 +10,16 @@ from datetime import date
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import locking, ops, partition_status, planning, readiness, settings
+from flows import (
+    interrupts,
+    locking,
+    ops,
+    partition_status,
+    planning,
+    readiness,
+    run_liveness,
+    settings,
+)
 from flows.dbt_runner import shared_project
 from flows.errors import FailedStep, RefillError
 from flows.planning import Chunk, DayState
@@ -25,6 +34,7 @@ from flows.tasks import (
     combined_code_version,
     prepare_warehouse,
     publish_board,
+    record_interrupted_attempt,
     record_unrecorded_attempt,
     refusals_fail_the_run,
 )
@@ -142,6 +152,55 @@ def make_plan(
     return BackfillPlan(window, models, states, chunks, not_ready, deferred, restated, skipped)
 
 
+def plan_backfill(
+    project,
+    window: planning.DateRange,
+    select: str | None,
+    *,
+    chunk_days: int,
+    chunk_lines: int,
+    order: str,
+    restate: bool,
+    on_missing: str,
+    only_days: list[date] | None = None,
+):
+    """The selection, the current code versions and the plan of a backfill: read-only, no
+    Prefect (the command line plans once before its server is up, to refuse early)."""
+    selection = project.resolve_selection(select)
+    current_versions = project.code_versions()
+    warehouse = settings.warehouse_path()
+    statuses = partition_status.collect(
+        warehouse, settings.landing_root(), window, selection.models, current_versions
+    )
+    totals: dict[date, tuple[int, float]] = {}
+    if any(status.ledger for status in statuses):
+        with ops.connect(warehouse, read_only=True) as connection:
+            totals = ops.read_published_totals(connection, window.start, window.end)
+    plan = make_plan(
+        window,
+        selection.models,
+        statuses,
+        chunk_days=chunk_days,
+        chunk_lines=chunk_lines,
+        order=order,
+        restate=restate,
+        on_missing=on_missing,
+        only_days=only_days,
+        published_totals=totals,
+    )
+    return selection, current_versions, plan
+
+
+def refuse_unsigned_restatement(plan: BackfillPlan) -> None:
+    """A plan that changes published numbers needs the --yes sign-off (confirm)."""
+    if plan.restated:
+        days = ", ".join(str(day) for day in sorted(plan.restated))
+        raise RefillError(
+            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
+            "review them above and rerun with --yes to overwrite, or narrow the range"
+        )
+
+
 def _progress(logger, report: BackfillReport, done: int, total: int, result: ChunkResult) -> None:
     width = 20
     filled = round(width * done / total) if total else width
@@ -162,6 +221,8 @@ def _progress(logger, report: BackfillReport, done: int, total: int, result: Chu
 
 @flow(name="refill-backfill")
 @refusals_fail_the_run
+@interrupts.end_as_cancelled
+@run_liveness.released_at_end
 def backfill(
     start: date,
     end: date,
@@ -192,27 +253,16 @@ def backfill(
     if note:
         logger.warning(note)
 
-    selection = project.resolve_selection(select)
-    current_versions = project.code_versions()
-    warehouse = settings.warehouse_path()
-    statuses = partition_status.collect(
-        warehouse, settings.landing_root(), window, selection.models, current_versions
-    )
-    totals: dict[date, tuple[int, float]] = {}
-    if any(status.ledger for status in statuses):
-        with ops.connect(warehouse, read_only=True) as connection:
-            totals = ops.read_published_totals(connection, window.start, window.end)
-    plan = make_plan(
+    selection, current_versions, plan = plan_backfill(
+        project,
         window,
-        selection.models,
-        statuses,
+        select,
         chunk_days=chunk_days,
         chunk_lines=chunk_lines,
         order=order,
         restate=restate,
         on_missing=on_missing,
         only_days=only_days,
-        published_totals=totals,
     )
     for line in plan.describe():
         logger.info(line)
@@ -220,12 +270,8 @@ def backfill(
     if dry_run:
         logger.info("dry run: nothing written")
         return report
-    if plan.restated and not confirm:
-        days = ", ".join(str(day) for day in sorted(plan.restated))
-        raise RefillError(
-            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
-            "review them above and rerun with --yes to overwrite, or narrow the range"
-        )
+    if not confirm:
+        refuse_unsigned_restatement(plan)
     if not plan.chunks and not plan.deferred:
         logger.info("nothing to do: every day in %s is published and current", window)
         report.seconds = time.monotonic() - clock
@@ -269,6 +315,7 @@ def backfill(
 
     def run_chunks(chunks: list[Chunk], total: int, done: int) -> int:
         for chunk in chunks:
+            interrupts.raise_if_requested(f"before chunk {chunk}")
             unready = [day for day in chunk.days if plan.states.get(day) == DayState.NOT_READY]
             unready = [
                 day
@@ -284,7 +331,13 @@ def backfill(
                 )
                 return -1
             try:
-                result = builder(project, context, chunk)
+                # a stop asked while this chunk waits (between attempts) ends the wait;
+                # its build itself, once started, commits or rolls back whole
+                with interrupts.interruptible(f"at chunk {chunk}"):
+                    result = builder(project, context, chunk)
+            except interrupts.Interrupted:
+                record_interrupted_attempt(context, chunk)
+                raise
             except ChunkFailed as failure:
                 if not failure.recorded:
                     record_unrecorded_attempt(context, chunk, failure, max(retries, 1))
@@ -308,21 +361,25 @@ def backfill(
 
     with accounted_run(account):
         prepare_warehouse(project, context)
+        run_liveness.hold(settings.warehouse_path(), run_id)  # before the run log says `running`
         account.start()
         total = len(plan.chunks)
-        done = run_chunks(plan.chunks, total, 0)
-        if done >= 0 and plan.deferred:
-            done = _wait_for_late_days(
-                plan,
-                report,
-                run_chunks,
-                wait_for_late_seconds,
-                poll_seconds,
-                chunk_days,
-                chunk_lines,
-                logger,
-                done,
-            )
+        try:
+            done = run_chunks(plan.chunks, total, 0)
+            if done >= 0 and plan.deferred:
+                done = _wait_for_late_days(
+                    plan,
+                    report,
+                    run_chunks,
+                    wait_for_late_seconds,
+                    poll_seconds,
+                    chunk_days,
+                    chunk_lines,
+                    logger,
+                    done,
+                )
+        except interrupts.Interrupted as stop:
+            raise _close_interrupted(account, report, window, stop, clock) from None
         if on_missing == "skip" and plan.not_ready:
             report.skipped_not_ready = list(plan.not_ready)
             logger.warning("skipped, not ready: %s", ", ".join(map(str, plan.not_ready)))
@@ -384,5 +441,24 @@ def _wait_for_late_days(
             logger.error("still not ready after waiting: %s", ", ".join(map(str, pending)))
             break
         logger.info("waiting for late day(s) %s", ", ".join(map(str, pending)))
-        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.0)))
+        with interrupts.interruptible("waiting for late days"):
+            time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.0)))
     return done
+
+
+def _close_interrupted(
+    account: RunAccount,
+    report: BackfillReport,
+    window,
+    stop: interrupts.Interrupted,
+    clock: float,
+) -> interrupts.Interrupted:
+    """Close the run log as interrupted; what the chunks before the stop published stands."""
+    report.seconds = time.monotonic() - clock
+    message = f"backfill {window}: {stop}; {report.summary()}"
+    get_run_logger().warning(message)
+    account.partitions = list(report.published)
+    account.close("interrupted", message, failure="interrupted")
+    return interrupts.Interrupted(
+        f"{message}. Rerun the same command to resume: published days are skipped."
+    )

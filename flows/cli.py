@@ -17,9 +17,9 @@ import shlex
 import sys
 from datetime import UTC, datetime, timedelta
 
-from flows import planning
+from flows import interrupts, planning
 from flows.backfill import DEFAULT_CHUNK_DAYS, DEFAULT_CHUNK_LINES
-from flows.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, RefillError
+from flows.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RefillError
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
@@ -115,6 +115,44 @@ def _command_line() -> str:
     return shlex.join(["refill", *sys.argv[1:]])
 
 
+def _start_flow_command(select: str | None = None) -> None:
+    """What a flow command does once its options are valid: arm Ctrl-C and SIGTERM, start
+    the temporary Prefect server in the background, and meanwhile parse the dbt project
+    (and resolve --select), so a typo is reported without waiting for the server."""
+    from flows import prefect_server
+    from flows.dbt_runner import shared_project
+
+    interrupts.arm()
+    prefect_server.start_in_background()
+    project = shared_project()
+    if select:
+        project.resolve_selection(select)
+    else:
+        project.manifest  # noqa: B018 (parsed now, while the server starts)
+    interrupts.raise_if_requested("before the run started")
+
+
+def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace) -> None:
+    """Plan the backfill now, while the Prefect server starts: a plan that restates
+    published days without --yes is refused here, after its plan, not after the server."""
+    from flows.backfill import plan_backfill, refuse_unsigned_restatement
+    from flows.dbt_runner import shared_project
+
+    _, _, plan = plan_backfill(
+        shared_project(),
+        window,
+        args.select,
+        chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
+        order=args.order,
+        restate=args.restate,
+        on_missing=args.on_missing,
+    )
+    if plan.restated:
+        print("\n".join(plan.describe()))
+        refuse_unsigned_restatement(plan)
+
+
 def cmd_daily(args: argparse.Namespace) -> int:
     from flows.daily import daily
     from flows.tasks import run_flow
@@ -125,6 +163,7 @@ def cmd_daily(args: argparse.Namespace) -> int:
         else datetime.now(UTC).date() - timedelta(days=1)
     )
     print(f"refill daily: building logical date {day} (wait for the file up to {args.wait:g}s)")
+    _start_flow_command()
     show_failures_once()
     report = run_flow(
         daily,
@@ -158,7 +197,10 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
     )
+    _start_flow_command(args.select)
     show_failures_once()
+    if not args.yes and not args.dry_run:
+        _refuse_before_the_run(window, args)
     report = run_flow(
         backfill,
         start=window.start,
@@ -218,6 +260,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
     from flows.tasks import run_flow
 
     days = report.days_to_fix
+    _start_flow_command()
     print(f"refill gaps --fix: rebuilding {len(days)} day(s) newest-first")
     show_failures_once()
     result = run_flow(
@@ -238,9 +281,12 @@ def cmd_gaps(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from flows.demo import run_demo
+    from flows.demo import prepare_folder, run_demo, use_folder
 
-    return run_demo(args.folder)
+    folder = prepare_folder(args.folder)  # refuses a folder the demo did not make
+    use_folder(folder)
+    _start_flow_command()
+    return run_demo(folder)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -367,7 +413,11 @@ def build_parser() -> argparse.ArgumentParser:
     pictured.set_defaults(handler=board.main)
 
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
-    demo.add_argument("--folder", default="data/demo", help="where the demo writes (wiped)")
+    demo.add_argument(
+        "--folder",
+        default="data/demo",
+        help="where the demo writes; wiped, if the demo made it (default: data/demo)",
+    )
     demo.set_defaults(handler=cmd_demo)
     return parser
 
@@ -380,6 +430,12 @@ def main(argv: list[str] | None = None) -> int:
     except RefillError as error:
         print(f"refill: error: {error}", file=sys.stderr)
         return error.exit_code
+    except interrupts.Interrupted as stop:
+        # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary
+        print(f"refill: {stop}", flush=True)
+        return EXIT_INTERRUPTED
+    finally:
+        interrupts.disarm()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,17 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import board, locking, ops, partition_status, planning, readiness, settings
+from flows import (
+    board,
+    interrupts,
+    locking,
+    ops,
+    partition_status,
+    planning,
+    readiness,
+    run_liveness,
+    settings,
+)
 from flows.dbt_runner import DbtProject, shared_project
 from flows.errors import FailedStep, RefillError
 from flows.planning import Chunk, DayState, parse_day
@@ -25,6 +35,7 @@ from flows.tasks import (
     prepare_warehouse,
     publish_board,
     record_attempt,
+    record_interrupted_attempt,
     refusals_fail_the_run,
     unrecorded_attempt,
     with_warehouse,
@@ -65,7 +76,8 @@ def wait_until_ready(
         if verdict.is_ready or time.monotonic() >= deadline:
             return verdict
         logger.info("%s not ready (%s); checking again in %gs", day, verdict.reason, poll_seconds)
-        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
+        with interrupts.interruptible(f"waiting for {day} to be ready"):
+            time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
 
 
 @contextlib.contextmanager
@@ -109,6 +121,8 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
 
 @flow(name="refill-daily")
 @refusals_fail_the_run
+@interrupts.end_as_cancelled
+@run_liveness.released_at_end
 def daily(
     logical_date: date | None = None,
     wait_for_ready_seconds: float = DEPLOYMENT_READY_WAIT_SECONDS,
@@ -183,7 +197,12 @@ def daily(
         delays = retry_delay_seconds if retry_delay_seconds is not None else [300, 600]
         builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
         try:
-            result = builder(project, context, Chunk(day, day))
+            # a stop asked between attempts ends the wait; a build once started finishes whole
+            with interrupts.interruptible(f"at {day}"):
+                result = builder(project, context, Chunk(day, day))
+        except interrupts.Interrupted as stop:
+            record_interrupted_attempt(context, Chunk(day, day))
+            raise _close_interrupted(account, day, stop) from None
         except ChunkFailed as failure:
             if not failure.recorded:
                 account.failed_attempt = unrecorded_attempt(
@@ -202,3 +221,13 @@ def daily(
     return DailyReport(
         day, "succeeded", result.rows, time.monotonic() - clock, message, result.attempt
     )
+
+
+def _close_interrupted(
+    account: RunAccount, day: date, stop: interrupts.Interrupted
+) -> interrupts.Interrupted:
+    """Close the run log as interrupted: nothing of the day was written by this run."""
+    message = f"daily {day}: {stop}; nothing written. Rerun `refill daily --date {day}`."
+    get_run_logger().warning(message)
+    account.close("interrupted", message, failure="interrupted")
+    return interrupts.Interrupted(message)

@@ -19,18 +19,40 @@ from flows.sample_data import DaySpec, write_day
 WEEK_START = date(2026, 1, 5)
 LATE_DAY = date(2026, 1, 8)
 PAYMENTS_A_DAY = 2000
+# Written into a folder the demo makes; the demo wipes only a folder that holds it.
+MARKER = ".refill-demo"
 
 
 def _step(text: str) -> None:
     print(f"\n==> {text}", flush=True)
 
 
-def run_demo(folder: str | Path) -> int:
-    root = Path(folder)
+def prepare_folder(folder: str | Path) -> Path:
+    """An empty demo folder: made now, or a previous demo's, wiped. A folder the demo did
+    not make (no marker) is refused, whatever it holds: --folder may be mistyped."""
+    root = Path(folder).expanduser()
     root = root if root.is_absolute() else settings.project_dir() / root
-    shutil.rmtree(root, ignore_errors=True)
+    if root.exists() or root.is_symlink():
+        if root.is_symlink() or not (root / MARKER).is_file():
+            raise RefillError(
+                f"--folder {folder}: {root} exists and was not made by `refill demo` "
+                f"(no {MARKER} in it); the demo wipes its folder, so name a new one"
+            )
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    (root / MARKER).write_text("made by `refill demo`; the next demo here wipes this folder\n")
+    return root
+
+
+def use_folder(root: Path) -> None:
+    """Point the landing and the warehouse into the demo's folder (before dbt parses)."""
     os.environ["REFILL_LANDING"] = str(root / "landing")
     os.environ["REFILL_WAREHOUSE"] = str(root / "warehouse" / "refill.duckdb")
+
+
+def run_demo(root: Path) -> int:
+    """The demo, in a folder from prepare_folder."""
+    use_folder(root)
     from flows import status
     from flows.backfill import backfill
     from flows.daily import daily

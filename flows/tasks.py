@@ -18,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
 from prefect.states import Failed
 
-from flows import locking, notify, ops, settings
+from flows import interrupts, locking, notify, ops, prefect_server, settings
 from flows.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
 from flows.errors import FailedStep, RefillError, is_transient
 from flows.planning import Chunk
@@ -138,6 +138,7 @@ def retry_if_transient(task, task_run, state) -> bool:
 
 
 @task(name="build-window", cache_policy=NO_CACHE, retry_condition_fn=retry_if_transient)
+@interrupts.finishes_before_stopping
 def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> ChunkResult:
     """Build one window under the warehouse lock and record the attempt for each of its days.
 
@@ -164,7 +165,11 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
             wait_seconds=context.lock_wait_seconds,
             on_wait=on_wait,
         ):
+            # the last safe point before the build: a stop asked while this chunk waited for
+            # the warehouse or between its attempts starts no build
+            interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
+            logger.info("chunk %s: building (attempt %d)", chunk, attempt)
             outcome = project.build(variables, select=context.select, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(
@@ -212,6 +217,26 @@ def record_attempt(
     """The attempt's rows, with the step that failed (null when published)."""
     ops.record_attempt(
         connection, days, replace(attempt, failed_step=str(failed_step) if failed_step else None)
+    )
+
+
+def record_interrupted_attempt(context: RunContext, chunk: Chunk) -> None:
+    """The chunk was stopped before its build started (waiting for the warehouse or
+    between attempts): its days' latest attempt says so. Nothing of it was written."""
+    now = ops.utc_now()
+    attempt = ops.Attempt(
+        context.run_id,
+        context.command,
+        chunk.start,
+        chunk.end,
+        0,
+        "interrupted",
+        "stopped before its build started",
+        now,
+        now,
+    )
+    with_warehouse(
+        context, lambda c: record_attempt(c, chunk.days, attempt, FailedStep.INTERRUPTED)
     )
 
 
@@ -401,9 +426,12 @@ def refusals_fail_the_run(flow_body):
 def run_flow(flow, **parameters):
     """Call a flow and return its result; a failed run raises its RefillError (the same
     class, so the same exit status), or a RefillError with the state's message."""
-    state = flow(**parameters, return_state=True)
+    with prefect_server.api_for_flows():
+        state = flow(**parameters, return_state=True)
     if state.is_completed():
         return state.result()
+    if state.is_cancelled():
+        raise interrupts.Interrupted(state.message or "interrupted")
     try:
         state.result()
     except RefillError:

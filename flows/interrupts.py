@@ -1,0 +1,192 @@
+"""Ctrl-C (SIGINT) and SIGTERM on the command line: the first stops at a safe point, the
+second at once.
+
+The first signal only sets a flag, except while the command merely waits (for the Prefect
+server, for a late file, between a chunk's attempts), where it stops at once. The dbt
+invocation in flight is never interrupted: it is one transaction (a chunk is one commit),
+so it either commits whole or rolls back whole; letting it finish keeps its work and the
+attempt row that says what it did. No chunk starts after the flag is set. The flow closes
+its run log as `interrupted` and ends Cancelled; the command prints its summary and exits
+130.
+
+The second signal ends the process at once (`os._exit`), after one line and after stopping
+the temporary Prefect server. Nothing is left half-written: the open DuckDB transaction,
+if any, is rolled back when the file is next opened, and the OS releases the warehouse
+lock and the run's liveness lock (flows/run_liveness.py), so the next command sees the run
+as interrupted, not running.
+
+Only `refill` arms these handlers. A deployment run on a worker keeps Prefect's own
+SIGTERM handling (the worker's cancel).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+
+from flows.errors import EXIT_INTERRUPTED
+
+EXIT_CODE = EXIT_INTERRUPTED  # one home: flows/errors.py
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):  # noqa: N818 (an outcome, like KeyboardInterrupt)
+    """The user stopped the run; raised only at a safe point.
+
+    A BaseException, like KeyboardInterrupt: Prefect does not retry a task on it, and the
+    `except Exception` of code that reports and carries on does not swallow it."""
+
+
+class _State:
+    armed = False
+    requested: str | None = None  # the first signal's name
+    deferred = 0  # inside work that must finish (a dbt invocation and its attempt row)
+    interruptible = 0  # inside a wait that may end at once
+    on_exit: list[Callable[[], None]] = []
+
+
+_state = _State()
+
+
+def arm() -> None:
+    """Install the handlers (the command line, main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _state.armed = True
+    for signum in HANDLED:
+        signal.signal(signum, _handle)
+
+
+def disarm() -> None:
+    """Give the signals back to Python's defaults (a command run in-process has ended)."""
+    if _state.armed and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _state.armed = False
+    _state.requested = None
+
+
+def reset() -> None:
+    """Forget a previous interrupt (tests, and the demo's successive runs)."""
+    _state.requested = None
+
+
+def on_immediate_exit(cleanup: Callable[[], None]) -> None:
+    """Run `cleanup` before a second signal ends the process (stop the temporary server)."""
+    _state.on_exit.append(cleanup)
+
+
+def request(reason: str) -> None:
+    """Ask the run to stop at its next safe point, as a first Ctrl-C does."""
+    if _state.requested is None:
+        _state.requested = reason
+
+
+def requested() -> bool:
+    return _state.requested is not None
+
+
+def raise_if_requested(where: str) -> None:
+    """A safe point: stop here if the user asked to stop."""
+    if _state.requested is not None:
+        raise Interrupted(f"interrupted by {_state.requested} {where}")
+
+
+@contextlib.contextmanager
+def interruptible(where: str) -> Iterator[None]:
+    """A wait the first signal may end at once (nothing is being written)."""
+    raise_if_requested(where)
+    _state.interruptible += 1
+    try:
+        yield
+    finally:
+        _state.interruptible -= 1
+
+
+def finishes_before_stopping(body):
+    """Decorate work that must not be cut short by the first signal: the dbt invocation of
+    a chunk and the attempt row that records it. A wait around it stays interruptible."""
+
+    @functools.wraps(body)
+    def wrapper(*args, **kwargs):
+        _state.deferred += 1
+        try:
+            return body(*args, **kwargs)
+        finally:
+            _state.deferred -= 1
+
+    return wrapper
+
+
+def _handle(signum: int, frame) -> None:
+    name = signal.Signals(signum).name
+    if _state.requested is not None:
+        _exit_now(name)
+    _state.requested = name
+    if _state.interruptible and not _state.deferred:
+        raise Interrupted(f"interrupted by {name} while waiting")
+    print(
+        f"refill: {name} received: stopping at the next safe point (the chunk in flight "
+        "commits or rolls back whole; no further chunk starts). Again to stop at once.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _exit_now(name: str) -> None:
+    for cleanup in reversed(_state.on_exit):
+        with contextlib.suppress(Exception):
+            cleanup()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        _silence_resource_tracker()
+    os.write(
+        sys.stderr.fileno(),
+        f"refill: {name} again: stopped at once; the run is left interrupted "
+        "(its open transaction rolls back)\n".encode(),
+    )
+    os._exit(EXIT_CODE)
+
+
+def _silence_resource_tracker() -> None:
+    # multiprocessing's tracker process would report this process's semaphores as leaked,
+    # in two more lines, once it sees the process gone: they are released with it anyway
+    from multiprocessing import resource_tracker
+
+    tracker_pid = getattr(resource_tracker._resource_tracker, "_pid", None)
+    if tracker_pid:
+        os.kill(tracker_pid, signal.SIGKILL)
+
+
+def end_as_cancelled(flow_body):
+    """Decorate a flow body: an interrupt ends the flow run Cancelled with its message.
+
+    Put it under the outermost decorator: Prefect resolves the flow's parameter annotations
+    in the outermost function's module, which must import their types (tasks.py does).
+
+    Inside a flow run Prefect installs its own SIGTERM handler; on the command line
+    (armed) this one takes SIGTERM back for the body, so SIGTERM stops at a safe point
+    like Ctrl-C."""
+
+    @functools.wraps(flow_body)
+    def wrapper(*args, **kwargs):
+        from prefect.states import Cancelled
+
+        previous = None
+        if _state.armed and threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _handle)
+        try:
+            return flow_body(*args, **kwargs)
+        except Interrupted as stop:
+            return Cancelled(message=str(stop))
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    return wrapper

@@ -1,0 +1,191 @@
+"""The temporary Prefect server of a `refill` command, started early and out of Ctrl-C's way.
+
+A flow command needs a Prefect API. When none is configured (PREFECT_API_URL), Prefect
+would start a temporary server itself, before the flow's first line, taking ~10 s of the
+command's start-up, and in the terminal's process group, so the user's Ctrl-C killed it
+while refill still had a run to close. refill starts the same server itself:
+
+- early, in the background, while the command parses its options and the dbt project
+  (the two take about as long): the user waits for the longer, not the sum;
+- in a session of its own: the terminal's Ctrl-C reaches refill, which stops at a safe
+  point and closes its run on a server that is still there; refill stops the server
+  when it exits (and before a second Ctrl-C ends it at once).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+
+from flows.errors import RefillError
+
+STARTUP_TIMEOUT_SECONDS = 120
+MAX_RESTARTS = 2
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class TemporaryServer:
+    """A Prefect API server process for one command (the same app Prefect's own temporary
+    server runs: uvicorn, no UI, the default database)."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        self.stopping = False
+        self.restarts = 0
+        self.process = self._launch()
+        atexit.register(self.stop)
+        threading.Thread(target=self._restart_when_lost, daemon=True).start()
+
+    def _launch(self) -> subprocess.Popen:
+        environment = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+        }
+        return subprocess.Popen(
+            [sys.executable, "-m", "flows.prefect_server", str(os.getpid()), str(self.port)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not in the terminal's process group: Ctrl-C is refill's
+        )
+
+    def _restart_when_lost(self) -> None:
+        """A server lost during a run (killed, crashed) comes back on the same port and
+        database, within the Prefect client's retries: a command never hangs on a dead API.
+        A server that keeps dying stops the run at its next safe point instead."""
+        from flows import interrupts
+
+        while not self.stopping:
+            time.sleep(0.5)
+            if self.stopping or self.process.poll() is None:
+                continue
+            if self.restarts >= MAX_RESTARTS:
+                print(
+                    f"refill: the temporary Prefect server exited {self.restarts + 1} times; "
+                    "stopping at the next safe point",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                interrupts.request("the loss of the Prefect server")
+                return
+            self.restarts += 1
+            print(
+                f"refill: the temporary Prefect server exited (status "
+                f"{self.process.returncode}); restarting it on the same port",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.process = self._launch()
+
+    def wait_until_ready(self, timeout: float = STARTUP_TIMEOUT_SECONDS) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RefillError(
+                    f"the temporary Prefect server exited with status {self.process.returncode}; "
+                    "run `prefect server start` and set PREFECT_API_URL"
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.api_url}/health", timeout=1).status_code == 200:
+                    return self.api_url
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise RefillError(
+                    f"the temporary Prefect server did not answer within {timeout:g}s; "
+                    "run `prefect server start` and set PREFECT_API_URL"
+                )
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def configured_api_url() -> str | None:
+    """The Prefect API the user configured (environment or profile), if any."""
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url or None
+
+
+_pending: TemporaryServer | None = None
+
+
+def start_in_background() -> None:
+    """Start the command's temporary server now, unless an API is configured or it runs."""
+    global _pending
+    if _pending is None and not configured_api_url():
+        from flows import interrupts
+
+        _pending = TemporaryServer()
+        interrupts.on_immediate_exit(_pending.stop)
+
+
+@contextlib.contextmanager
+def api_for_flows() -> Iterator[None]:
+    """Point Prefect at the command's temporary server for the block, once it answers.
+    Without one (none started, or an API configured), Prefect's own settings apply."""
+    if _pending is None:
+        yield
+        return
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows import interrupts
+
+    with interrupts.interruptible("while the Prefect server started"):
+        url = _pending.wait_until_ready()
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield
+
+
+def _serve(parent_pid: int, port: int) -> None:
+    """The server process: Prefect's app under uvicorn, until refill (its parent) is gone,
+    however it ended (a SIGKILL runs no atexit)."""
+    import uvicorn
+
+    def exit_with_parent() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1)
+        os._exit(0)
+
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+    uvicorn.run(
+        "prefect.server.api.server:create_app",
+        factory=True,
+        host="127.0.0.1",
+        port=port,
+        log_level="error",
+        lifespan="on",
+    )
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), int(sys.argv[2]))
