@@ -173,8 +173,12 @@ def daily(
     )
     with published_board(day), accounted_run(account):
         prepare_warehouse(project, context)
+        run_liveness.hold(settings.warehouse_path(), run_id)  # before the run log says `running`
         account.start()
-        verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
+        try:
+            verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
+        except interrupts.Interrupted as stop:
+            raise _close_interrupted(account, day, stop) from None
         if not verdict.is_ready:
             now = ops.utc_now()
             with_warehouse(
