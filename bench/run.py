@@ -145,14 +145,10 @@ def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) 
                     bench, landing, config.start, config.end, name
                 )
                 record(run)
-            for size in config.scaling_sizes if config.everything else []:
+            for size in config.scaling_sizes if config.everything else ():
+                end = config.start + timedelta(days=size - 1)
                 run, _ = contenders.refill_backfill(
-                    bench,
-                    f"a-refill-{size}d",
-                    landing,
-                    config.start,
-                    config.start + timedelta(days=size - 1),
-                    run_name=name,
+                    bench, f"a-refill-{size}d", landing, config.start, end, run_name=name
                 )
                 record(run)
 
