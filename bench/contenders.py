@@ -6,6 +6,9 @@
 (c) floor       `python -m bench.floor`: bench/floor.sql, one DuckDB script
 (d) naive       `dbt build --vars '{start_date: D, end_date: D}'` of the refill project,
                 a new process per day
+(e) plain       `dbt build` of bench/plain_microbatch_project: the microbatch a team writes
+                first (read_json with ignore_errors, row_number() dedup, fx join), with
+                --event-time-start/--event-time-end
 
 Every run gets its own warehouse file (always named refill.duckdb: DuckDB names the
 catalog after the file) and its own dbt target folder, kept between repetitions of the
@@ -30,6 +33,7 @@ from bench.measure import Measurement, run_measured
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 MICROBATCH_PROJECT = BENCH_DIR / "microbatch_project"
+PLAIN_MICROBATCH_PROJECT = BENCH_DIR / "plain_microbatch_project"
 WAREHOUSE_NAME = "refill.duckdb"
 
 _BACKFILL_SUMMARY = re.compile(
@@ -45,11 +49,11 @@ _DAILY_SUMMARY = re.compile(
 class Run:
     """One measured run of a contender, with what it published."""
 
-    contender: str  # a, b, c, d (a scaling run is an a), rerun, setup
+    contender: str  # a, b, c, d, e (a scaling run is an a), rerun, setup
     label: str
     days: int
     measurement: Measurement
-    published: dict = field(default_factory=dict)  # rows, amount, quarantined
+    published: dict = field(default_factory=dict)  # rows, amount, amount_usd, quarantined
     details: dict = field(default_factory=dict)  # e.g. flow seconds, chunk seconds
 
     def to_json(self) -> dict:
@@ -218,6 +222,28 @@ def microbatch(bench: Workbench, landing: Path, start: date, end: date, name: st
     )
 
 
+def plain_microbatch(
+    bench: Workbench, landing: Path, start: date, end: date, name: str
+) -> tuple[Run, Path]:
+    """(e): the plain microbatch over [start, end], one batch per day, one dbt build.
+    Returns the run and the warehouse it built (for the reconciliation with refill's)."""
+    role = "e-plain-microbatch"
+    warehouse = bench.fresh_warehouse(role)
+    command = bench.dbt_command(
+        role,
+        PLAIN_MICROBATCH_PROJECT,
+        "build",
+        "--event-time-start",
+        start.isoformat(),
+        "--event-time-end",
+        (end + timedelta(days=1)).isoformat(),  # exclusive
+    )
+    measurement = bench.measure(role, name, command, PLAIN_MICROBATCH_PROJECT, landing, warehouse)
+    days = (end - start).days + 1
+    published = published_totals(warehouse, start, end, has_quarantine=False)
+    return Run("e", f"plain dbt microbatch {days}d", days, measurement, published), warehouse
+
+
 def floor(bench: Workbench, landing: Path, start: date, end: date, name: str) -> Run:
     """(c): the transformation as one DuckDB script straight from the landing files."""
     role = "c-floor"
@@ -260,22 +286,28 @@ def naive_loop(bench: Workbench, landing: Path, start: date, days: int, name: st
     return runs
 
 
-def published_totals(warehouse: Path, start: date, end: date) -> dict:
-    """What a contender published for [start, end]: payments, their amount, quarantined lines.
-    The same figures from every contender show that they did the same work."""
+def published_totals(
+    warehouse: Path, start: date, end: date, *, has_quarantine: bool = True
+) -> dict:
+    """What a contender published for [start, end]: payments, their amount in currency and
+    in USD, quarantined lines (None for a contender that keeps no quarantine). The same
+    figures from (a), (b) and (c) show that they did the same work."""
     if not warehouse.exists():
         return {}
     with duckdb.connect(str(warehouse), read_only=True) as connection:
-        rows, amount = connection.execute(
-            "select count(*), coalesce(sum(amount), 0)::varchar from main.fct_payments "
+        rows, amount, amount_usd = connection.execute(
+            "select count(*), coalesce(sum(amount), 0)::varchar, "
+            "coalesce(sum(amount_usd), 0)::decimal(38, 2)::varchar from main.fct_payments "
             "where event_date between ? and ?",
             [start, end],
         ).fetchone()
-        quarantined = connection.execute(
-            "select count(*) from main.payments_quarantine where landed_date between ? and ?",
-            [start, end],
-        ).fetchone()[0]
-    return {"rows": rows, "amount": amount, "quarantined": quarantined}
+        quarantined = None
+        if has_quarantine:
+            quarantined = connection.execute(
+                "select count(*) from main.payments_quarantine where landed_date between ? and ?",
+                [start, end],
+            ).fetchone()[0]
+    return {"rows": rows, "amount": amount, "amount_usd": amount_usd, "quarantined": quarantined}
 
 
 def chunk_seconds(warehouse: Path, command: str) -> list[float]:

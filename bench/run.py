@@ -3,10 +3,13 @@ loop, on the same landing data, in one run.
 
     python -m bench.run            # 365 days × 10,000 payments, 3 runs each (`make bench`)
     python -m bench.run --quick    # a few days of a few hundred payments: does it run?
+    python -m bench.run --variant realistic   # 0.01% malformed lines, in a few files
+    python -m bench.run --only a,e # just those contenders over the range
     python -m bench.run --publish  # also copy the results into docs/
 
-Writes bench/out/bench-results.{json,md} and bench/out/bench-scaling.png. What each
-contender does and skips, and how to read the figures: docs/performance.md.
+Writes bench/out/bench-results.{json,md} and bench/out/bench-scaling.png (the realistic
+variant: under bench/out/realistic/). What each contender does and skips, and how to
+read the figures: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from pathlib import Path
 
 import psutil
 
-from bench import contenders, report
+from bench import contenders, reconcile, report
 from bench.contenders import REPO_DIR, Run, Workbench
-from bench.landing import LandingSize, copy_days, ensure_landing, landed_bytes
+from bench.landing import VARIANTS, LandingSize, copy_days, ensure_landing, landed_bytes
 
 DEFAULT_OUT = REPO_DIR / "bench" / "out"
 DOCS_DIR = REPO_DIR / "docs"
 FIRST_DAY = date(2025, 1, 1)  # inside the fx seed (2024-01-01 .. 2027-12-31)
+RANGE_CONTENDERS = ("a", "b", "c", "d", "e")
 
 
 @dataclass
@@ -45,6 +49,9 @@ class BenchConfig:
     rerun_landed: int = 7
     start: date = FIRST_DAY
     quick: bool = False
+    variant: str = "standard"
+    # the contenders to run; scaling and reruns (both of (a)) only when all of them run
+    only: tuple[str, ...] = RANGE_CONTENDERS
 
     @property
     def end(self) -> date:
@@ -54,6 +61,10 @@ class BenchConfig:
     def scaling_sizes(self) -> list[int]:
         """The range lengths of the scaling runs, the full range (run as (a)) excluded."""
         return sorted({size for size in self.scaling if 0 < size < self.days})
+
+    @property
+    def everything(self) -> bool:
+        return set(self.only) == set(RANGE_CONTENDERS)
 
     @property
     def rerun_day(self) -> date:
@@ -73,14 +84,17 @@ QUICK = BenchConfig(
 def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) -> dict:
     """Measure every contender; return the results (also written under `out`)."""
     out.mkdir(parents=True, exist_ok=True)
-    landing = out / f"landing-{config.days}x{config.payments}"
+    landing = out / f"landing-{config.variant}-{config.days}x{config.payments}"
     clock = time.monotonic()
-    if ensure_landing(landing, LandingSize(config.start, config.days, config.payments)):
+    size = LandingSize(config.start, config.days, config.payments, variant=config.variant)
+    if ensure_landing(landing, size):
         log(
-            f"bench: landed {config.days} days × {config.payments} payments in "
-            f"{time.monotonic() - clock:.0f}s under {landing}"
+            f"bench: landed {config.days} days × {config.payments} payments "
+            f"({config.variant}) in {time.monotonic() - clock:.0f}s under {landing}"
         )
     parameters = {
+        "variant": config.variant,
+        "only": list(config.only),
         "days": config.days,
         "payments": config.payments,
         "start": config.start.isoformat(),
@@ -107,72 +121,113 @@ def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) 
         return run
 
     server, startup = start_prefect_server(out)
+    parameters["prefect_server_start_seconds"] = startup
     log(f"bench: Prefect server up in {startup:.1f}s at {server.api_url} (not in the figures)")
     bench = Workbench(out=out, product_dir=product_dir, prefect_api_url=server.api_url)
+    reconciliation = None
     try:
-        full_warehouse = None
+        full_warehouse = plain_warehouse = None
         # Repetitions interleave the contenders, so a busy minute on a shared machine
         # does not fall on one contender only.
         for repetition in range(1, config.repeat + 1):
-            run, full_warehouse = contenders.refill_backfill(
-                bench, "a-refill", landing, config.start, config.end, run_name=f"run{repetition}"
-            )
-            record(run)
-            record(
-                contenders.microbatch(bench, landing, config.start, config.end, f"run{repetition}")
-            )
-            record(contenders.floor(bench, landing, config.start, config.end, f"run{repetition}"))
-            for size in config.scaling_sizes:
+            name = f"run{repetition}"
+            if "a" in config.only:
+                run, full_warehouse = contenders.refill_backfill(
+                    bench, "a-refill", landing, config.start, config.end, run_name=name
+                )
+                record(run)
+            if "b" in config.only:
+                record(contenders.microbatch(bench, landing, config.start, config.end, name))
+            if "c" in config.only:
+                record(contenders.floor(bench, landing, config.start, config.end, name))
+            if "e" in config.only:
+                run, plain_warehouse = contenders.plain_microbatch(
+                    bench, landing, config.start, config.end, name
+                )
+                record(run)
+            for size in config.scaling_sizes if config.everything else ():
+                end = config.start + timedelta(days=size - 1)
                 run, _ = contenders.refill_backfill(
-                    bench,
-                    f"a-refill-{size}d",
-                    landing,
-                    config.start,
-                    config.start + timedelta(days=size - 1),
-                    run_name=f"run{repetition}",
+                    bench, f"a-refill-{size}d", landing, config.start, end, run_name=name
                 )
                 record(run)
 
-        for run in contenders.naive_loop(bench, landing, config.start, config.naive_days, "run1"):
-            record(run)
-
-        # Reruns: the same day, with few days landed and with the whole range landed.
-        large = bench.role_dir("rerun-large") / "warehouse"
-        if large.exists():
-            shutil.rmtree(large)
-        large.mkdir(parents=True)
-        shutil.copy2(full_warehouse, large / contenders.WAREHOUSE_NAME)
-        small_landing = out / f"landing-{config.rerun_landed}x{config.payments}"
-        copy_days(landing, small_landing, config.start, config.rerun_landed)
-        setup, small_warehouse = contenders.refill_backfill(
-            bench, "rerun-small", small_landing, config.start, config.rerun_day, run_name="setup"
-        )
-        setup.contender = "setup"
-        record(setup)
-        for repetition in range(1, config.repeat + 1):
-            for landed, landing_root, warehouse, role in (
-                (config.rerun_landed, small_landing, small_warehouse, "rerun-small"),
-                (config.days, landing, large / contenders.WAREHOUSE_NAME, "rerun-large"),
+        if "d" in config.only:
+            for run in contenders.naive_loop(
+                bench, landing, config.start, config.naive_days, "run1"
             ):
-                run = contenders.refill_daily(
-                    bench, role, landing_root, warehouse, config.rerun_day, f"run{repetition}"
-                )
-                run.label = f"rerun {config.rerun_day}, {landed} days landed"
-                run.details["landed_days"] = landed
                 record(run)
+
+        if full_warehouse and plain_warehouse:
+            # (e) against refill on the same landing (the last repetition of each)
+            reconciliation = reconcile.summarise(
+                reconcile.compare_days(full_warehouse, plain_warehouse, config.start, config.end)
+            )
+            log(
+                f"bench: (e) against (a): {reconciliation['identical_days']} identical days, "
+                f"{reconciliation['differing_days']} differ "
+                f"({reconciliation['differing_clean_days']} with no quarantined line), "
+                f"{reconciliation['lost_lines']} lines lost silently by (e)"
+            )
+
+        if config.everything:
+            run_reruns(bench, config, out, landing, full_warehouse, record)
     finally:
         server.stop()
 
-    parameters["prefect_server_start_seconds"] = startup
     environment["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     environment["load_average_end"] = list(os.getloadavg())
     environment["total_seconds"] = round(time.monotonic() - clock, 1)
-    return write_results(out, parameters, environment, [run.to_json() for run in runs])
+    return write_results(
+        out, parameters, environment, [run.to_json() for run in runs], reconciliation
+    )
 
 
-def write_results(out: Path, parameters: dict, environment: dict, runs: list[dict]) -> dict:
+def run_reruns(
+    bench: Workbench, config: BenchConfig, out: Path, landing: Path, full_warehouse: Path, record
+) -> None:
+    """The same day rerun with few days landed and with the whole range landed (on a copy
+    of the last full backfill's warehouse)."""
+    large = bench.role_dir("rerun-large") / "warehouse"
+    if large.exists():
+        shutil.rmtree(large)
+    large.mkdir(parents=True)
+    shutil.copy2(full_warehouse, large / contenders.WAREHOUSE_NAME)
+    small_landing = out / f"landing-{config.variant}-{config.rerun_landed}x{config.payments}"
+    copy_days(landing, small_landing, config.start, config.rerun_landed)
+    setup, small_warehouse = contenders.refill_backfill(
+        bench, "rerun-small", small_landing, config.start, config.rerun_day, run_name="setup"
+    )
+    setup.contender = "setup"
+    record(setup)
+    for repetition in range(1, config.repeat + 1):
+        for landed, landing_root, warehouse, role in (
+            (config.rerun_landed, small_landing, small_warehouse, "rerun-small"),
+            (config.days, landing, large / contenders.WAREHOUSE_NAME, "rerun-large"),
+        ):
+            run = contenders.refill_daily(
+                bench, role, landing_root, warehouse, config.rerun_day, f"run{repetition}"
+            )
+            run.label = f"rerun {config.rerun_day}, {landed} days landed"
+            run.details["landed_days"] = landed
+            record(run)
+
+
+def write_results(
+    out: Path,
+    parameters: dict,
+    environment: dict,
+    runs: list[dict],
+    reconciliation: dict | None = None,
+) -> dict:
     """Summarise the runs and write the JSON, the markdown table and the chart."""
-    summary = report.summarise(runs, parameters["days"], parameters["naive_days"])
+    summary = report.summarise(
+        runs,
+        parameters["days"],
+        parameters["naive_days"],
+        parameters.get("variant", "standard"),
+        reconciliation,
+    )
     results = {
         "parameters": parameters,
         "environment": environment,
@@ -189,7 +244,13 @@ def write_results(out: Path, parameters: dict, environment: dict, runs: list[dic
 def rerender(out: Path) -> dict:
     """Summarise the runs of an earlier bench-results.json again, without measuring."""
     results = json.loads((out / "bench-results.json").read_text())
-    return write_results(out, results["parameters"], results["environment"], results["runs"])
+    return write_results(
+        out,
+        results["parameters"],
+        results["environment"],
+        results["runs"],
+        results["summary"].get("reconciliation"),
+    )
 
 
 def start_prefect_server(out: Path):
@@ -273,7 +334,21 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
     )
     parser.add_argument("--rerun-landed", type=int, help="days landed for the small rerun (7)")
     parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help="where results go (bench/out)"
+        "--variant",
+        choices=VARIANTS,
+        default="standard",
+        help="the landing: the generator's data (standard) or 0.01%% malformed lines in a "
+        "few part files (realistic)",
+    )
+    parser.add_argument(
+        "--only",
+        help="run only these contenders over the range, comma-separated (e.g. a,e); scaling "
+        "and reruns run only when every contender does",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where results go (bench/out; bench/out/realistic for the realistic variant)",
     )
     parser.add_argument(
         "--product-dir",
@@ -300,6 +375,8 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
         "naive_days": args.naive_days,
         "rerun_landed": args.rerun_landed,
         "scaling": [int(part) for part in args.scaling.split(",")] if args.scaling else None,
+        "variant": args.variant,
+        "only": tuple(part.strip() for part in args.only.split(",")) if args.only else None,
     }
     config = BenchConfig(
         **{**config.__dict__, **{k: v for k, v in overrides.items() if v is not None}}
@@ -308,6 +385,10 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
         parser.error("need --days >= 2, --repeat >= 1 and 1 <= --naive-days <= --days")
     if not 1 <= config.rerun_landed < config.days:
         parser.error("need 1 <= --rerun-landed < --days")
+    if not config.only or not set(config.only) <= set(RANGE_CONTENDERS):
+        parser.error(f"--only takes contenders among {','.join(RANGE_CONTENDERS)}")
+    if args.out is None:
+        args.out = DEFAULT_OUT if config.variant == "standard" else DEFAULT_OUT / config.variant
     return config, args
 
 
@@ -317,12 +398,19 @@ def main(argv: list[str] | None = None) -> int:
     product_dir = args.product_dir.resolve()
     if not args.report_only:
         print(
-            f"bench: {config.days} days × {config.payments} payments, {config.repeat} run(s) "
-            f"each, naive loop over {config.naive_days} days, refill from {product_dir}"
+            f"bench: {config.days} days × {config.payments} payments ({config.variant}), "
+            f"{config.repeat} run(s) each, contenders {','.join(config.only)}, naive loop "
+            f"over {config.naive_days} days, refill from {product_dir}"
         )
     results = rerender(out) if args.report_only else run_bench(config, out, product_dir)
     table = (out / "bench-results.md").read_text()
     print(table)
+    ratios, cpu_ratios = results["summary"]["ratios"], results["summary"]["cpu_ratios"]
+    if "a/e" in ratios:
+        print(
+            f"bench: refill/(e) on the {results['summary']['variant']} data: "
+            f"{ratios['a/e']:.2f} wall, {cpu_ratios['a/e']:.2f} CPU"
+        )
     print(f"bench: results in {out} ({results['environment']['total_seconds']:.0f}s)")
     if args.publish:
         report.publish(out, DOCS_DIR, table)
