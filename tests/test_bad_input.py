@@ -405,14 +405,14 @@ CASES = [
     ),
     # -- an empty day: ready, and published as empty -----------------------------------------
     Case("an empty day", empty_day, DAILY_BAD, f"daily {BAD_DAY}: published 0 payments", 0),
-    # -- command-line misuse: refused before the warehouse is opened -------------------------
-    Case("no range", nothing, ["backfill"], "a backfill needs an explicit range", 1, "file"),
+    # -- command-line misuse: usage errors (exit 2), refused before the warehouse is opened -
+    Case("no range", nothing, ["backfill"], "a backfill needs an explicit range", 2, "file"),
     Case(
         "half a range",
         nothing,
         ["backfill", "--start", str(PUBLISHED_DAY)],
         "--end is required",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -420,7 +420,7 @@ CASES = [
         nothing,
         ["backfill", "--start", str(BAD_DAY), "--end", str(PUBLISHED_DAY)],
         f"--end {PUBLISHED_DAY} is before --start {BAD_DAY}",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -428,7 +428,7 @@ CASES = [
         nothing,
         ["backfill", "--start", "2025-02-30", "--end", "2025-03-02"],
         "--start '2025-02-30' is not an ISO date (YYYY-MM-DD)",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -436,7 +436,7 @@ CASES = [
         nothing,
         ["daily", "--date", "tomorrow"],
         "--date 'tomorrow' is not an ISO date (YYYY-MM-DD)",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -444,7 +444,7 @@ CASES = [
         nothing,
         [*BACKFILL, "--chunk-days", "0"],
         "--chunk-days must be a whole number of days >= 1, got 0",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -459,8 +459,8 @@ CASES = [
         "unknown order",
         nothing,
         [*BACKFILL, "--order", "random"],
-        "--order 'random' is not one of newest-first, oldest-first",
-        1,
+        "argument --order: invalid choice: 'random'",
+        2,
         "file",
     ),
     Case(
@@ -468,7 +468,7 @@ CASES = [
         nothing,
         [*BACKFILL, "--select", "no_such_model"],
         "--select 'no_such_model' matches no model",
-        1,
+        2,
         "file",
     ),
     Case(
@@ -476,7 +476,7 @@ CASES = [
         nothing,
         [*BACKFILL, "--select", "fct_daily_revenue.v9"],
         "--select 'fct_daily_revenue.v9' matches no model",
-        1,
+        2,
         "file",
     ),
     Case(

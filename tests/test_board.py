@@ -28,6 +28,7 @@ from flows.planning import DayState
 from flows.readiness import DayReadiness
 from flows.sample_data import DaySpec, write_day, write_days
 from flows.tasks import run_flow
+from harness import overlay
 from tests.helpers import expected_day, query
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -180,14 +181,19 @@ def test_the_board_shows_a_planted_week_row_by_row(workspace, tmp_path, monkeypa
     write_day(workspace.landing, d(3), DaySpec(payments=150, write_manifest=False))
     write_day(workspace.landing, d(5), DaySpec(payments=400, outage_hours=(8, 14)))
     write_day(workspace.landing, d(7), DaySpec(payments=150, write_manifest=False))
-    monkeypatch.setenv("REFILL_INJECT_FAULT", f"in_audit@{d(6)}#1")
-    for n in range(1, 8):  # AND its daily runs (two attempts each)
-        if n in (3, 7):
-            with pytest.raises(RefillError, match="not ready"):
+    with overlay.use_patched_project():  # the harness's copy, whose fault seam can be armed
+        for n in range(1, 8):  # AND its daily runs
+            if n in (3, 7):
+                with pytest.raises(RefillError, match="not ready"):
+                    run_daily(d(n))
+            elif n == 6:  # an audit failure is not retried: the on-call reruns the day
+                monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("in_audit", d(6)))
+                with pytest.raises(RefillError, match="failed at audit"):
+                    run_daily(d(n))
+                monkeypatch.delenv(overlay.FAULT_ENV)
                 run_daily(d(n))
-        else:
-            run_daily(d(n))
-    monkeypatch.delenv("REFILL_INJECT_FAULT")
+            else:
+                run_daily(d(n))
     # AND day 3's file lands and a backfill fills the hole (day 7 is still missing)
     write_day(workspace.landing, d(3), SPEC)
     run_backfill(start=d(1), end=d(7), on_missing="skip")
@@ -237,11 +243,11 @@ def test_the_board_shows_a_planted_week_row_by_row(workspace, tmp_path, monkeypa
     assert day5.hole_hours == 6
     assert "08:00-14:00 (6h)" in day5.flags["hole"]
 
-    # day 6: failed in its audit on attempt 1, published on attempt 2
+    # day 6: failed in its audit in the first run, published by the rerun
     day6 = rows[str(d(6))]
     assert day6.state == "published" and day6.lamp_states() == ["on"] * 4
     assert "attempt 1" in day6.flags["retried"] and "in_audit" in day6.flags["retried"]
-    assert day6.cells["run"].startswith("daily · attempt 2")
+    assert day6.cells["run"].startswith("daily · attempt 1")
 
     # day 7: not landed: a crossed ready lamp with the reason, nothing else started
     day7 = rows[str(d(7))]

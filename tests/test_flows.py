@@ -149,7 +149,7 @@ def test_a_chunk_that_fails_the_same_way_again_is_not_retried(
     monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("before_ledger", (d(1), d(2))))
 
     # WHEN the backfill may try 2 times
-    with pytest.raises(RefillError, match=r"chunk 2026-02-01\.\.2026-02-02 failed at build"):
+    with pytest.raises(RefillError, match=r"chunk 2026-02-01\.\.2026-02-02 failed at publish"):
         run_backfill(start=d(1), end=d(2), retries=2)
 
     # THEN it tried once (a retry would have recorded attempt 2)
@@ -253,7 +253,7 @@ def test_retries_and_reruns_send_each_notification_once(
     write_days(workspace.landing, D1, 1, DaySpec(payments=50))
     monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("before_ledger", d(1)))
     for _ in range(2):
-        with pytest.raises(RefillError, match="failed at build"):
+        with pytest.raises(RefillError, match="failed at publish"):
             run_daily(d(1), retries=2)
 
     # WHEN the cause is gone and the daily run runs three more times

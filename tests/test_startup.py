@@ -42,7 +42,7 @@ def test_a_select_typo_is_reported_without_waiting_for_the_server(workspace, ser
         ["backfill", "--start", "2026-01-01", "--end", "2026-01-07", "--select", "fct_paymnts"]
     )
     error = capsys.readouterr().err
-    assert code == 1
+    assert code == 2  # a usage error
     assert "fct_paymnts" in error and error.count("\n") == 1
     assert "waited" not in servers
 
