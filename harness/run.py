@@ -113,12 +113,12 @@ def run_seeds(
     from prefect.settings import PREFECT_API_URL
 
     from harness.driver import Driver, Stats
+    from harness.overlay import use_patched_project
     from harness.scenarios import plan_scenario
-    from harness.variants import variant as use_variant
 
     stats = Stats()
     clock = time.monotonic()
-    with use_variant(variant):
+    with use_patched_project(variant):
         driver = Driver(workdir, variant, PREFECT_API_URL.value(), stats, keep_folders)
         try:
             for number, seed in enumerate(seeds, 1):
