@@ -589,7 +589,7 @@ class _ScenarioRun:
         if event.dbt_argv:
             self._plain_dbt(event, context)
             return
-        if event.landing is not None:
+        if not event.argv:
             return
         if event.kill_moment:
             self._run_killed(event, context)
@@ -739,8 +739,21 @@ class _ScenarioRun:
         self._expect(outcome, True)
         for invariant, detail in self.pending:
             self._finding("liveness", invariant, detail, number, event)
-        ready = [day for day in self.scenario.days if self.truths.current_fingerprint(day)]
-        for violation in invariants.compare_builds(self.warehouse, fresh, ready):
+        # The days both builds published from the day's current export (a day either one
+        # could not build is a liveness finding above, not a difference of chunking).
+        current = {day: self.truths.current_fingerprint(day) for day in self.scenario.days}
+        built_fresh = invariants.read_state(fresh).published() if fresh.exists() else {}
+        days = [
+            day
+            for day, fingerprint in current.items()
+            if fingerprint is not None
+            and all(
+                published.get((model, day), (None, None))[1] == fingerprint
+                for published in (self.state.published(), built_fresh)
+                for model in invariants.CHECKED_MODELS
+            )
+        ]
+        for violation in invariants.compare_builds(self.warehouse, fresh, days):
             self._violation(violation, number, event)
 
 

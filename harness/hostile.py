@@ -13,6 +13,8 @@ oracle (`oracle_day`) says.
 | non_utf8       | lines that are not valid UTF-8 (each must be quarantined, not fail the day)|
 | manifest_field | a manifest field with SQL in it, an odd exported_at, or none at all       |
 | file_name      | a part file whose name holds a quote, `; drop table`, spaces or Jinja     |
+| zone_free_times| event_ts near midnight without a zone (UTC by the landing contract) or    |
+|                | with `+00:00`: a host in another time zone must not move them            |
 
 (Kept here until flows/sample_data.py has writers of its own for hostile input.)
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 from flows.readiness import MANIFEST_NAME, count_lines, day_folder
 from flows.sample_data import DATASET, DaySpec, write_day
 
-KINDS = ("odd_ids", "reused_ids", "non_utf8", "manifest_field", "file_name")
+KINDS = ("odd_ids", "reused_ids", "non_utf8", "manifest_field", "file_name", "zone_free_times")
 INJECTION = "'); drop table main.fct_payments; --"
 
 ODD_IDS = (
@@ -57,6 +59,15 @@ FILE_NAMES = (
     'part-0000 "double".jsonl',
     "part-0000 {{ var('x') }}.jsonl",
     "part-0000%_.jsonl",
+)
+# (hour, minute, zone suffix) of event_ts on the day: no zone, or UTC written as +00:00.
+ZONE_FREE_TIMES = (
+    (0, 30, ""),
+    (3, 0, ""),
+    (12, 0, ""),
+    (21, 0, ""),
+    (23, 30, ""),
+    (23, 45, "+00:00"),
 )
 NON_UTF8_LINES = (
     b'{"transaction_id": "tx-\xff\xfe", "event_ts": "%sT12:00:00Z", "amount": 1, '
@@ -97,6 +108,16 @@ def write_hostile_day(root: Path, day: date, spec: DaySpec, hostile: Hostile, se
     elif hostile.kind == "non_utf8":
         lines = [line.replace(b"%s", day.isoformat().encode()) for line in NON_UTF8_LINES]
         _append_bytes(first, lines)
+    elif hostile.kind == "zone_free_times":
+        lines = []
+        for number, (hour, minute, suffix) in enumerate(ZONE_FREE_TIMES):
+            moment = datetime.combine(day, datetime.min.time()) + timedelta(
+                hours=hour, minutes=minute
+            )
+            line = _payment(f"tx-zone-{number}", day, 0)
+            stamp = moment.strftime("%Y-%m-%dT%H:%M:%S") + suffix
+            lines.append(line.replace(f"{day.isoformat()}T00:00:00Z", stamp))
+        _append(first, lines)
     elif hostile.kind == "file_name":
         target = folder / FILE_NAMES[hostile.choice % len(FILE_NAMES)]
         if first.exists():

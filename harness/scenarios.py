@@ -71,9 +71,9 @@ WEIGHTS = {
     "late_file": 6,
     "malformed": 5,
     "hostile": 10,
-    "fault": 14,
+    "fault": 12,
     "between_chunks": 5,
-    "kill": 5,
+    "kill": 7,
     "concurrent": 2,
     "host_tz": 2,
     "plain_dbt": 5,
@@ -113,7 +113,7 @@ class Event:
     days: list[date] = field(default_factory=list)  # the days the command covers
 
     def describe(self) -> str:
-        if self.landing is not None and not self.dbt_argv:
+        if self.landing is not None and not self.dbt_argv and not self.argv:
             return f"{self.kind}: {self.landing.note}"
         if self.dbt_argv:
             text = f"{self.kind}: dbt {' '.join(self.dbt_argv)}"
@@ -121,6 +121,8 @@ class Event:
                 text = f"{self.kind}: {self.landing.note}, then dbt {' '.join(self.dbt_argv)}"
             return text
         text = f"{self.kind}: refill {' '.join(self.argv)}"
+        if self.landing is not None:
+            text = f"{self.kind}: {self.landing.note}, then refill {' '.join(self.argv)}"
         if self.time_zone:
             text += f" [TZ={self.time_zone}]"
         if self.fault:
@@ -306,12 +308,19 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             landing = dataclasses.replace(landing, hostile=hostile)
             return [Event("hostile", landing=landing)]
         if kind == "host_tz":
-            event = (
-                daily(a_ready_day() or days[0])
-                if rng.random() < 0.5
-                else backfill(sub_range(), yes=True, skip=True)
-            )
+            # A day whose times carry no zone (UTC by contract), built on another host zone.
+            day = a_ready_day(prefer_built=True) or rng.choice(days)
+            old = model[day].spec
+            spec = new_spec((old.export_version + 1) if old else 1)
+            hostile = Hostile("zone_free_times")
+            landing = land(day, spec, f"re-exported with {hostile.describe()}")
+            if rng.random() < 0.5:
+                event = daily(day)
+            else:
+                window = [d for d in days if day - timedelta(days=1) <= d <= day]
+                event = backfill(window, yes=True, skip=True)
             event.kind = "host_tz"
+            event.landing = dataclasses.replace(landing, hostile=hostile)
             event.time_zone = rng.choice(HOST_TIME_ZONES)
             return [event]
         if kind == "plain_dbt":
@@ -385,7 +394,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             kind = rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
             drawn = draw(kind)
         for event in drawn:
-            if event.landing is None and event.kind != "resume":
+            if (event.argv or event.kind == "plain_dbt") and event.kind != "resume":
                 built.extend(day for day in event.days if model[day].ready and day not in built)
         events += drawn
     final = backfill(days, yes=True, restate=False, skip=True).argv
