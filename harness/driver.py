@@ -117,14 +117,14 @@ class RunOutcome:
         if self.code == INTERRUPTED_EXIT:
             return "interrupted"
         text = self.message
-        for needle, name in (
+        for pattern, name in (
             ("harness: the backfill process fails between chunks", "fault between chunks"),
             ("refill fault injected", "fault"),
             ("is held by", "lock timeout"),
-            ("not ready", "not ready"),
+            (r"payments not ready|not ready [1-9]", "not ready"),
             ("--yes", "refused"),
         ):
-            if needle in text:
+            if re.search(pattern, text):
                 return name
         return "failed"
 

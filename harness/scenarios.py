@@ -46,14 +46,18 @@ from flows.sample_data import DaySpec
 from harness.hostile import FILE_NAMES, KINDS, MANIFEST_FIELDS, Hostile
 from harness.overlay import fault_spec
 
-# (point, model): None fails the first model that reaches the point; a later model of
-# the chunk (v2, built last) fails once the facts are built.
+# (points, model): each point fails the first model that reaches it, or only the named
+# model. A later model of the chunk (v2, built last) fails once the facts are built: at
+# its audit, or (where its ledger rows are written in its own post-hook, or by a
+# publish step that names the model) before its ledger rows; whichever it reaches.
+LATER_MODEL = "fct_daily_revenue_v2"
 FAULT_POINTS = (
-    ("after_delete", None),
-    ("in_audit", None),
-    ("before_ledger", None),
-    ("before_ledger", "fct_daily_revenue_v2"),
-    ("after_delete", "fct_daily_revenue_v2"),
+    (("after_delete",), None),
+    (("in_audit",), None),
+    (("before_ledger",), None),
+    (("before_commit",), None),
+    (("in_audit", "before_ledger"), LATER_MODEL),
+    (("in_audit", "before_ledger"), LATER_MODEL),
 )
 KILL_SIGNALS = ("SIGKILL", "SIGKILL", "SIGINT", "SIGTERM")
 HOST_TIME_ZONES = ("America/New_York", "Asia/Kolkata", "Pacific/Kiritimati")
@@ -337,7 +341,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             landing = Landing(day, None, f"{day}'s landing deleted (retention)")
             return [Event("retention", landing=landing, dbt_argv=list(FULL_REFRESH), days=[day])]
         if kind == "fault":
-            point, fault_model = rng.choice(FAULT_POINTS)
+            points, fault_model = rng.choice(FAULT_POINTS)
             persists = rng.random() < 0.6
             retries = 1 if persists else 2
             if rng.random() < 0.5:
@@ -350,7 +354,10 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
                 ]
                 event = backfill(window, yes=True, restate=rng.random() < 0.6, retries=retries)
             event.kind = "fault"
-            event.fault = fault_spec(point, attempts=None if persists else 1, model=fault_model)
+            attempts = None if persists else 1
+            event.fault = ",".join(
+                fault_spec(p, attempts=attempts, model=fault_model) for p in points
+            )
             event.fault_persists = persists
             return [event]
         if kind == "between_chunks":

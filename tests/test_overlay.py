@@ -93,9 +93,14 @@ def test_a_copy_holds_what_dbt_needs_and_nothing_of_the_checkout(tmp_path):
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_every_variant_overlay_fits_the_product(variant):
+    # GIVEN a variant's overlays (the alternative that fits this product, for each layer)
+    replaced = overlay.replaced_files(variant)
+
+    # WHEN its copy is built THEN every file it names is replaced, the seam armed
     copy = overlay.patched_project(variant)
-    for relative, layer in overlay.replaced_files(variant).items():
-        assert (copy / relative).read_text() == (overlay.OVERLAYS / layer / relative).read_text()
+    assert "macros/faults/refill_fault_point.sql" in replaced
+    for relative, replacement in replaced.items():
+        assert (copy / relative).read_text() == replacement.read_text()
 
 
 def test_an_overlay_whose_product_file_moved_is_refused_by_name(tmp_path):

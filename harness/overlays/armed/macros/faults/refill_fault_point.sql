@@ -1,11 +1,13 @@
-{% macro refill_fault_point(point) %}
+{% macro refill_fault_point(point, model=none) %}
     {#--
         The harness's ARMED fault seam (harness/overlay.py copies it over the product's
         inert macro in a temporary copy of the project; the product never ships it).
         Renders `select error('refill fault injected at <point> in <model>');` when the
         env var REFILL_HARNESS_FAULT names this point, else nothing. Its spec, one or
         more separated by commas: <point>[:<model>][@<start>[..<end>]][#<attempts>]
-          :<model>    only in that model (e.g. before_ledger:fct_daily_revenue_v2)
+          :<model>    only in that model (e.g. in_audit:fct_daily_revenue_v2): the model
+                      being built (`this`), or the one a call site names (an overlay's
+                      publish step, which runs outside any model, passes it)
           @<window>   only in the window start..end (a one-day window: @<day>)
           #<attempts> only while the run's attempt at this window is <= attempts. The
                       attempt is 1 + the highest attempt ops.partition_attempts holds
@@ -15,7 +17,7 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set raw = env_var('REFILL_HARNESS_FAULT', '') | trim -%}
     {%- if not raw -%}{{ return('') }}{%- endif -%}
-    {%- set model = this.identifier if this is defined and this is not none else 'dbt' -%}
+    {%- set model = model or (this.identifier if this is defined and this is not none else 'dbt') -%}
     {%- set start_date = var('start_date', none) ~ '' -%}
     {%- set end_date = var('end_date', none) ~ '' -%}
     {%- for spec in raw.split(',') -%}
