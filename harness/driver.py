@@ -516,9 +516,10 @@ class _ScenarioRun:
             if later:
                 self.driver.pool.warm_up(later[0].time_zone)  # starts while events run
             self._step(number, event)
-        final = Event("final", list(self.scenario.final), days=list(self.scenario.days))
-        self._step(len(events) + 1, final)
-        self._check_chunking_invariance(len(events) + 2)
+        if self.scenario.final:
+            final = Event("final", list(self.scenario.final), days=list(self.scenario.days))
+            self._step(len(events) + 1, final)
+            self._check_chunking_invariance(len(events) + 2)
 
     def _step(self, number: int, event: Event) -> None:
         before = self.state

@@ -86,6 +86,7 @@ def test_the_ci_budget_walks_the_adversarial_paths():
     assert {e.kill_signal for e in events if e.kill_moment} == {"SIGKILL", "SIGINT", "SIGTERM"}
     assert any(event.fault and ":fct_daily_revenue_v2" in event.fault for event in events)
     assert any("--chunk-lines" in scenario.fresh for scenario in scenarios)
+    assert sum(1 for scenario in scenarios if scenario.fresh) >= 8  # chunking_invariance
 
 
 @pytest.mark.parametrize("kind", hostile.KINDS)
