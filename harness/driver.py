@@ -121,7 +121,9 @@ class RunOutcome:
             ("harness: the backfill process fails between chunks", "fault between chunks"),
             ("refill fault injected", "fault"),
             ("is held by", "lock timeout"),
-            (r"payments not ready|not ready [1-9]", "not ready"),
+            (r"payments not ready", "not ready"),
+            (r"failed [1-9]", "failed"),
+            (r"not ready [1-9]", "not ready"),
             ("--yes", "refused"),
         ):
             if re.search(pattern, text):
@@ -584,6 +586,8 @@ class _ScenarioRun:
             self.pending.append(("run_should_succeed", f"{outcome.outcome}: {said}"))
 
     def _run_event(self, event: Event, context: CheckContext) -> None:
+        for landing in event.before:
+            self._land(landing)
         if event.landing is not None:
             self.stats.landing_events += 1
             self._land(event.landing)

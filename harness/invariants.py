@@ -500,6 +500,8 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 f"ops.run_log keeps run {run_id} 'running' after {signal_name}",
             )
 
+    said = context.plain_dbt_message[:200]
+    said = "it succeeded" if said in ("", "ok") else said
     for day in context.retained_days:
         kept = context.before.view(day) == state.view(day) and all(
             before_published.get((model, day)) == after_published.get((model, day))
@@ -510,7 +512,7 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 "history_not_lost",
                 f"{day} (landing gone): {_describe(context.before.view(day))} "
                 f"-> {_describe(state.view(day))} after a full refresh "
-                f"({context.plain_dbt_message[:200] or 'it succeeded'})",
+                f"({said})",
             )
 
     for day in context.converge_days:

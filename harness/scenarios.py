@@ -116,6 +116,7 @@ class Event:
     kill_signal: str = "SIGKILL"  # SIGKILL | SIGINT | SIGTERM
     time_zone: str | None = None  # host_tz: the child's TZ
     dbt_argv: list[str] = field(default_factory=list)  # plain_dbt, retention: a dbt command
+    before: list[Landing] = field(default_factory=list)  # landed first (retention's clean days)
     second_argv: list[str] = field(default_factory=list)  # concurrent: the in-process run
     days: list[date] = field(default_factory=list)  # the days the command covers
 
@@ -126,6 +127,8 @@ class Event:
             text = f"{self.kind}: dbt {' '.join(self.dbt_argv)}"
             if self.landing is not None:
                 text = f"{self.kind}: {self.landing.note}, then dbt {' '.join(self.dbt_argv)}"
+            if self.before:
+                text += f" [first: {'; '.join(landing.note for landing in self.before)}]"
             return text
         text = f"{self.kind}: refill {' '.join(self.argv)}"
         if self.landing is not None:
@@ -170,6 +173,7 @@ class _DayModel:
 
     spec: DaySpec | None = None  # None: nothing landed
     ready: bool = False
+    suspect: bool = False  # a hostile manifest or file name: refill may refuse the day
 
 
 def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
@@ -197,6 +201,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
     def land(day: date, spec: DaySpec, note: str) -> Landing:
         model[day].spec = spec
         model[day].ready = spec.write_manifest
+        model[day].suspect = False
         return Landing(day, spec, f"{day} {note}")
 
     initial = []
@@ -314,6 +319,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             spec = new_spec((old.export_version + 1) if old else 1)
             landing = land(day, spec, f"re-exported with {hostile.describe()}")
             landing = dataclasses.replace(landing, hostile=hostile)
+            model[day].suspect = hostile.kind in ("manifest_field", "file_name")
             return [Event("hostile", landing=landing)]
         if kind == "host_tz":
             # A day whose times carry no zone (UTC by contract), built on another host zone.
@@ -341,9 +347,20 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             if not published:
                 return []
             day = rng.choice(published)
+            # Every other landed day clean and ready first: a full refresh that stops on
+            # an unready day would never reach the retention question.
+            clean = [
+                land(other, new_spec(model[other].spec.export_version + 1), "re-exported clean")
+                for other in days
+                if other != day
+                and model[other].spec is not None
+                and (not model[other].ready or model[other].suspect)
+            ]
             model[day].spec, model[day].ready = None, False
             landing = Landing(day, None, f"{day}'s landing deleted (retention)")
-            return [Event("retention", landing=landing, dbt_argv=list(FULL_REFRESH), days=[day])]
+            event = Event("retention", landing=landing, dbt_argv=list(FULL_REFRESH), days=[day])
+            event.before = clean
+            return [event]
         if kind == "fault":
             point, fault_model = rng.choice(FAULT_POINTS)
             persists = rng.random() < 0.6
