@@ -221,8 +221,11 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
         end = rng.randrange(start, len(days))
         return days[start : end + 1]
 
-    def daily(day: date, retries: int = 1) -> Event:
+    def daily(day: date, retries: int = 1, yes: bool | None = None) -> Event:
         argv = ["daily", "--date", str(day), "--wait", "0", "--retries", str(retries)]
+        # A manual daily of a published day restates it: sign-off, as a backfill's.
+        if yes if yes is not None else day in built and rng.random() < 0.7:
+            argv.append("--yes")
         return Event("daily", argv + RUN_SETTINGS, days=[day])
 
     def backfill(
@@ -265,7 +268,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
                 return []
             day = rng.choice(built)
             if rng.random() < 0.5:
-                return [_as(daily(day), "rerun")]
+                return [_as(daily(day, yes=True), "rerun")]
             window = [d for d in days if day <= d <= day + timedelta(days=rng.randint(0, 2))]
             return [_as(backfill(window, yes=True, restate=True), "rerun")]
         if kind == "reexport":
@@ -329,7 +332,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             hostile = Hostile("zone_free_times")
             landing = land(day, spec, f"re-exported with {hostile.describe()}")
             if rng.random() < 0.5:
-                event = daily(day)
+                event = daily(day, yes=True)
             else:
                 window = [d for d in days if day - timedelta(days=1) <= d <= day]
                 event = backfill(window, yes=True, skip=True)
@@ -367,7 +370,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             retries = 1 if persists else 2
             if rng.random() < 0.5:
                 day = a_ready_day(prefer_built=True) or rng.choice(days)
-                event = daily(day, retries)
+                event = daily(day, retries, yes=True)
             else:
                 start = a_ready_day(prefer_built=True) or days[0]
                 window = [
@@ -388,7 +391,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             return [_as(event, "between_chunks")]
         if kind == "kill":
             if rng.random() < 0.3:
-                event = daily(a_ready_day() or days[0])
+                event = daily(a_ready_day() or days[0], yes=True)
             else:
                 event = backfill(sub_range(), chunk=rng.choice((1, 1, 2)), yes=True, skip=True)
             event.kind = "kill"
@@ -405,7 +408,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             window = days[start : start + rng.randint(2, 3)]
             holder = backfill(window, chunk=1, yes=True, restate=True, skip=True)
             holder.kind = "concurrent"
-            second = daily(a_ready_day() or days[-1])
+            second = daily(a_ready_day() or days[-1], yes=True)
             lock_wait = rng.choice(("0.5", "60"))
             holder.second_argv = [*second.argv[:-2], "--lock-wait", lock_wait]
             holder.days = sorted(set(window) | set(second.days))

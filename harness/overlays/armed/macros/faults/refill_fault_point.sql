@@ -13,6 +13,9 @@
                       attempt is 1 + the highest attempt ops.partition_attempts holds
                       for this run id (var refill_run_id) and window: the flows record
                       each attempt after its build, so a retry sees the failed ones.
+                      Such a fault stands for a transient failure, so its message says
+                      "input/output error" (an I/O hiccup, which refill retries); a
+                      fault on every attempt is a deterministic one (not retried).
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set raw = env_var('REFILL_HARNESS_FAULT', '') | trim -%}
@@ -39,7 +42,8 @@
             {%- set applies = previous + 1 <= head_attempts[1] | int -%}
         {%- endif -%}
         {%- if applies -%}
-            {{ return("select error('refill fault injected at " ~ point ~ " in " ~ model ~ "');") }}
+            {%- set kind = ' (transient: input/output error)' if head_attempts | length == 2 else '' -%}
+            {{ return("select error('refill fault injected at " ~ point ~ " in " ~ model ~ kind ~ "');") }}
         {%- endif -%}
     {%- endfor -%}
     {{ return('') }}
