@@ -43,6 +43,7 @@ EXPECTED_CATCHES = {
     },
     "split_transaction": {
         "reader_sees_whole_publishes",
+        "ledger_matches_data",
         "ledger_never_claims_more",
         "failed_run_changes_nothing",
         "reconciles_at_fingerprint",
