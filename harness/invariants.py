@@ -29,8 +29,9 @@ Invariants (docs/harness.md says why each one matters):
 - killed_run_converges        a killed command, run again, publishes what it was asked to
 - lock_released               after an event, no lock file is left but a killed run's
 - warehouse_opens             the warehouse can be read after every event, kills included
-- interrupted_run_stops       after SIGINT or SIGTERM a run exits 130 within the grace and
-                              leaves no run 'running' in ops.run_log
+- interrupted_run_stops       after SIGINT or SIGTERM a run exits 130 within the grace (0 if
+                              it had just finished) and ops.run_log records it 'interrupted'
+                              (never 'running')
 - history_not_lost            a full refresh after landing retention keeps (or refuses to
                               drop) every published day whose files are gone
 - chunking_invariance         at a scenario's end, the same landing built in a fresh
@@ -133,7 +134,7 @@ class WarehouseState:
 
     facts: dict[date, tuple[int, Decimal]] = field(default_factory=dict)  # day -> rows, amount
     table_rows: dict[str, dict[date, int]] = field(default_factory=dict)  # model -> day -> rows
-    running_runs: set[str] = field(default_factory=set)  # ops.run_log rows still 'running'
+    run_outcomes: dict[str, str] = field(default_factory=dict)  # ops.run_log: run id -> outcome
     quarantine: dict[date, int] = field(default_factory=dict)
     quarantine_distinct_lines: dict[date, int] = field(default_factory=dict)
     ledger: list[LedgerEntry] = field(default_factory=list)
@@ -234,12 +235,9 @@ def read_state(warehouse: Path) -> WarehouseState:
                 ).fetchall()
             ]
         if "ops.run_log" in tables:
-            state.running_runs = {
-                row[0]
-                for row in connection.execute(
-                    "select run_id from ops.run_log where outcome = 'running'"
-                ).fetchall()
-            }
+            state.run_outcomes = dict(
+                connection.execute("select run_id, outcome from ops.run_log").fetchall()
+            )
         if "ops.notification_outbox" in tables:
             for key, sent in connection.execute(
                 "select idempotency_key, sent_at is not null from ops.notification_outbox"
@@ -488,17 +486,21 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 "interrupted_run_stops",
                 f"the run did not stop within {INTERRUPT_GRACE_SECONDS:.0f}s of {signal_name}",
             )
-        elif code != INTERRUPTED_EXIT:
+        elif code not in (INTERRUPTED_EXIT, 0):  # 0: it had just finished
             violation(
                 "interrupted_run_stops",
                 f"exit status {code} after {signal_name} ({seconds:.1f}s), not "
                 f"{INTERRUPTED_EXIT} (interrupted)",
             )
-        for run_id in sorted(state.running_runs - context.before.running_runs):
-            violation(
-                "interrupted_run_stops",
-                f"ops.run_log keeps run {run_id} 'running' after {signal_name}",
-            )
+        for run_id, outcome in sorted(state.run_outcomes.items()):
+            if run_id in context.before.run_outcomes:
+                continue
+            if outcome == "running" or (code == INTERRUPTED_EXIT and outcome != "interrupted"):
+                violation(
+                    "interrupted_run_stops",
+                    f"ops.run_log records run {run_id} as {outcome!r} after {signal_name}, "
+                    "not 'interrupted'",
+                )
 
     said = context.plain_dbt_message[:200]
     said = "it succeeded" if said in ("", "ok") else said
