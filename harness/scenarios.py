@@ -184,6 +184,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
     days = [first + timedelta(days=n) for n in range(rng.randint(3, 5))]
     model = {day: _DayModel() for day in days}
     built: list[date] = []
+    hostile_days: list[date] = []
 
     def new_spec(version: int = 1, **changes) -> DaySpec:
         spec = DaySpec(
@@ -315,9 +316,10 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             return [Event("malformed", landing=land(day, spec, note))]
         if kind == "hostile":
             day = a_ready_day(prefer_built=True) or rng.choice(days)
-            hostile = Hostile(
-                rng.choice(KINDS), rng.randrange(len(MANIFEST_FIELDS) * len(FILE_NAMES))
-            )
+            # The kinds in turn from the seed, so a few dozen scenarios meet every one.
+            kind = KINDS[(seed + len(hostile_days)) % len(KINDS)]
+            hostile_days.append(day)
+            hostile = Hostile(kind, rng.randrange(len(MANIFEST_FIELDS) * len(FILE_NAMES)))
             old = model[day].spec
             spec = new_spec((old.export_version + 1) if old else 1)
             landing = land(day, spec, f"re-exported with {hostile.describe()}")

@@ -99,9 +99,12 @@ def test_a_hostile_day_is_written_whole_and_the_oracle_accounts_for_every_line(k
     verdict = readiness.day_readiness(tmp_path, DATASET, day)
 
     # THEN its manifest agrees with its files (unless the manifest is the hostile part),
-    # and the oracle counts every landed line as published, duplicate or quarantined
+    # and the oracle counts every landed line as published, duplicate or quarantined;
+    # a hostile manifest or file name may instead be refused, with a reason
     truth = oracle_day(tmp_path, day)
-    if kind != "manifest_field":
+    if kind in ("manifest_field", "file_name") and not verdict.is_ready:
+        assert verdict.reason
+    else:
         assert verdict.is_ready, verdict.reason
         assert truth.lines == verdict.manifest_records
     if kind == "non_utf8":
