@@ -2,12 +2,12 @@
 
 `python -m harness.child --ready-file PATH` imports refill and parses the dbt project,
 touches PATH, then reads one job from standard input, a JSON object
-`{"argv": [...], "env": {...}, "variant": null | "append" | ...}`, and runs
-`flows.cli.main(argv)`: the real command line, in a process the harness can SIGKILL.
-Warming up before the job is known lets the harness keep a child ready while other
-events run, so a kill lands in the command's work rather than in Python's start-up.
-The broken variant, if any, is switched on here through `DbtProject.extra_vars`, the
-only way to reach it.
+`{"argv": [...], "env": {...}}`, and runs `flows.cli.main(argv)`: the real command
+line, in a process the harness can signal. Warming up before the job is known lets the
+harness keep a child ready while other events run, so a kill lands in the command's
+work rather than in Python's start-up. The harness starts it with REFILL_PROJECT_DIR
+naming its patched copy of the dbt project (harness/overlay.py: the armed fault seam,
+and a broken variant's files if one runs), and TZ for a host time zone.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ def main() -> int:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     from flows import backfill, cli, daily  # noqa: F401  (imported now, not when timed)
     from flows.dbt_runner import shared_project
-    from harness.variants import apply_variant
 
     shared_project().manifest  # noqa: B018  (parse now; the job reuses it)
     args.ready_file.write_text(str(os.getpid()))
@@ -37,7 +36,6 @@ def main() -> int:
         return 0  # the harness retired this child without a job
     job = json.loads(line)
     os.environ.update(job.get("env", {}))
-    apply_variant(job.get("variant"))
     sys.argv = ["refill", *job["argv"]]
     print(f"harness child {os.getpid()}: refill {' '.join(job['argv'])}", flush=True)
     return cli.main(job["argv"])

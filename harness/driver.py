@@ -8,7 +8,9 @@ own connection. Kills and concurrent runs need another process: a child
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import functools
 import http.server
 import io
 import json
@@ -28,14 +30,21 @@ from pathlib import Path
 
 from flows import backfill as backfill_module
 from flows import cli, locking, ops, readiness, settings
+from flows.readiness import day_folder
 from flows.sample_data import DATASET, write_day
-from harness import invariants
+from harness import invariants, overlay
+from harness.hostile import write_hostile_day
 from harness.invariants import CheckContext, ConcurrentReader, Truths, WarehouseState
 from harness.scenarios import Event, Scenario
 
+HARNESS_CHECKOUT = Path(__file__).resolve().parent.parent
 CHILD_START_SECONDS = 180
 KILL_WATCH_SECONDS = 180
 CONCURRENT_WAIT_SECONDS = 600
+# After SIGINT or SIGTERM a run stops at its next safe point: the chunk in flight ends
+# (rolled back or committed) and nothing more starts. Longer than one chunk's build.
+INTERRUPT_GRACE_SECONDS = 90
+INTERRUPTED_EXIT = 130
 
 
 class HarnessFault(RuntimeError):
@@ -107,15 +116,19 @@ class RunOutcome:
             return "succeeded"
         if self.code == -signal.SIGKILL:
             return "killed"
+        if self.code == INTERRUPTED_EXIT:
+            return "interrupted"
         text = self.message
-        for needle, name in (
+        for pattern, name in (
             ("harness: the backfill process fails between chunks", "fault between chunks"),
             ("refill fault injected", "fault"),
             ("is held by", "lock timeout"),
-            ("not ready", "not ready"),
+            (r"payments not ready", "not ready"),
+            (r"failed [1-9]", "failed"),
+            (r"not ready [1-9]", "not ready"),
             ("--yes", "refused"),
         ):
-            if needle in text:
+            if re.search(pattern, text):
                 return name
         return "failed"
 
@@ -174,8 +187,8 @@ class Child:
                 raise RuntimeError("harness child did not start in time")
             time.sleep(0.05)
 
-    def start(self, argv: list[str], env: dict, variant: str | None) -> None:
-        job = {"argv": argv, "env": env, "variant": variant}
+    def start(self, argv: list[str], env: dict) -> None:
+        job = {"argv": runnable(argv), "env": env}
         self.process.stdin.write(json.dumps(job) + "\n")
         self.process.stdin.flush()
 
@@ -183,6 +196,19 @@ class Child:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+    def interrupt(self, signal_number: int) -> float | None:
+        """Send SIGINT or SIGTERM; the seconds the child took to exit, None if it did not
+        within the grace (it is then SIGKILLed)."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal_number)
+        try:
+            self.process.wait(timeout=INTERRUPT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+        return time.monotonic() - started
 
     def retire(self) -> None:
         if self.process.poll() is None:
@@ -208,11 +234,13 @@ class Child:
 class ChildPool:
     """Keeps one child warm (Python started, refill imported, dbt parsed) for the next job."""
 
-    def __init__(self, workdir: Path, prefect_api_url: str | None):
+    def __init__(self, workdir: Path, prefect_api_url: str | None, project_dir: Path):
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "PREFECT_LOGGING_LEVEL": "WARNING"}
-        self.env.pop("REFILL_INJECT_FAULT", None)
+        self.env.pop(overlay.FAULT_ENV, None)
+        # The child's refill builds the harness's patched copy of the project.
+        self.env[settings.PROJECT_DIR_ENV] = str(project_dir)
         if prefect_api_url:
             self.env["PREFECT_API_URL"] = prefect_api_url
         # Parsing needs a warehouse path; the job's own paths replace these.
@@ -220,30 +248,39 @@ class ChildPool:
         self.env["REFILL_WAREHOUSE"] = str(workdir / "idle" / "refill.duckdb")
         self.count = 0
         self.spare: Child | None = None
+        self.spare_time_zone: str | None = None
 
-    def _spawn(self) -> Child:
+    def _spawn(self, time_zone: str | None) -> Child:
         self.count += 1
         ready = self.workdir / f"child-{self.count}.ready"
         log = self.workdir / f"child-{self.count}.log"
+        env = dict(self.env)
+        if time_zone:
+            env["TZ"] = time_zone  # the host's zone, read by the process (and DuckDB) at start
         with log.open("w") as handle:
             process = subprocess.Popen(
                 [sys.executable, "-m", "harness.child", "--ready-file", str(ready)],
                 stdin=subprocess.PIPE,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                cwd=settings.project_dir(),
-                env=self.env,
+                cwd=HARNESS_CHECKOUT,  # where `harness` imports from; dbt gets the copy
+                env=env,
                 text=True,
+                start_new_session=True,  # a signal reaches only the child it is sent to
             )
         return Child(process, ready, log)
 
-    def warm_up(self) -> None:
+    def warm_up(self, time_zone: str | None = None) -> None:
+        if self.spare is not None and self.spare_time_zone != time_zone:
+            self.spare.retire()
+            self.spare = None
         if self.spare is None:
-            self.spare = self._spawn()
+            self.spare = self._spawn(time_zone)
+            self.spare_time_zone = time_zone
 
-    def take(self) -> Child:
-        child = self.spare or self._spawn()
-        self.spare = None
+    def take(self, time_zone: str | None = None) -> Child:
+        self.warm_up(time_zone)
+        child, self.spare = self.spare, None
         child.wait_ready()
         return child
 
@@ -256,8 +293,24 @@ class ChildPool:
 # -- in-process runs -----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
+def _daily_takes_yes() -> bool:
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return "--yes" in commands.choices["daily"]._option_string_actions
+
+
+def runnable(argv: list[str]) -> list[str]:
+    """The command as this refill takes it: a refill whose `daily` has no sign-off option
+    (before `daily --yes`) restates without one, so the option is left out there."""
+    if argv[:1] == ["daily"] and "--yes" in argv and not _daily_takes_yes():
+        return [arg for arg in argv if arg != "--yes"]
+    return list(argv)
+
+
 def call_cli(argv: list[str]) -> RunOutcome:
     """`refill <argv>` in this process; its exit status and last line."""
+    argv = runnable(argv)
     out, err = io.StringIO(), io.StringIO()
     saved_argv = sys.argv
     sys.argv = ["refill", *argv]
@@ -357,7 +410,11 @@ def expected_to_succeed(argv: list[str], landing: Path, before: WarehouseState) 
     """
     if argv[0] == "daily":
         day = date.fromisoformat(_option(argv, "--date"))
-        return readiness.day_readiness(landing, DATASET, day).is_ready
+        verdict = readiness.day_readiness(landing, DATASET, day)
+        # A manual daily of a published day restates it: it needs sign-off, as a backfill.
+        published = before.published()
+        restates = any((model, day) in published for model in invariants.CHECKED_MODELS)
+        return verdict.is_ready and ("--yes" in argv or not restates)
     start = date.fromisoformat(_option(argv, "--start"))
     end = date.fromisoformat(_option(argv, "--end"))
     verdicts = readiness.window_readiness(landing, DATASET, start, end)
@@ -390,8 +447,9 @@ class ScenarioResult:
 
 
 class Driver:
-    """Runs scenarios for one harness invocation: a variant (or the real code), a Prefect
-    server, a webhook and a pool of warm children."""
+    """Runs scenarios for one harness invocation: a variant (or the real code), each on
+    the harness's patched copy of the project, a Prefect server, a webhook and a pool of
+    warm children."""
 
     def __init__(
         self,
@@ -406,7 +464,7 @@ class Driver:
         self.stats = stats or Stats()
         self.keep_folders = keep_folders
         self.webhook = Webhook()
-        self.pool = ChildPool(root / "children", prefect_api_url)
+        self.pool = ChildPool(root / "children", prefect_api_url, overlay.patched_project(variant))
 
     def close(self) -> None:
         self.pool.close()
@@ -425,7 +483,7 @@ class Driver:
                 "REFILL_LANDING": str(landing),
                 "REFILL_WAREHOUSE": str(warehouse),
                 "REFILL_WEBHOOK_URL": self.webhook.url(str(scenario.seed)),
-                "REFILL_INJECT_FAULT": None,
+                overlay.FAULT_ENV: None,
             }
         ):
             run.execute()
@@ -443,6 +501,10 @@ class Driver:
             folder if keep else None,
             run.timings,
         )
+
+
+def _child_event(event: Event) -> bool:
+    return bool(event.kill_moment or event.second_argv or event.time_zone)
 
 
 class _ScenarioRun:
@@ -463,38 +525,49 @@ class _ScenarioRun:
 
     def execute(self) -> None:
         for landing in self.scenario.initial:
-            self._land(landing.day, landing.spec)
+            self._land(landing)
         events = self.scenario.events
         for number, event in enumerate(events, 1):
-            if any(later.kill_moment or later.second_argv for later in events[number - 1 :]):
-                self.driver.pool.warm_up()  # starts while the events before it run
-            before = self.state
-            context = CheckContext(before=before)
-            self.stats.events += 1
-            self.pending = []
-            started = time.monotonic()
-            try:
-                self._run_event(event, context)
-            except Exception:  # the harness itself failed: say so, keep going
-                self._finding("liveness", "harness_error", traceback.format_exc(), number, event)
-            ran = time.monotonic() - started
-            try:
-                self.state = invariants.read_state(self.warehouse)
-            except Exception as error:  # noqa: BLE001 (any failure to open is the finding)
-                detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
-                self._finding("violation", "warehouse_opens", detail, number, event)
-                self.state = before
-            context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
-            context.allowed_redeliveries = set(self.allowed_redeliveries)
-            context.killed_pids = set(self.killed_pids)
-            for violation in invariants.check(self.state, self.truths, context):
-                if (violation.invariant, violation.detail) not in self.reported:
-                    self.reported.add((violation.invariant, violation.detail))  # first sighting
-                    self._finding("violation", violation.invariant, violation.detail, number, event)
-            self.stats.checks += 1
-            self.timings.append((event.kind, ran, time.monotonic() - started - ran))
-            for invariant, detail in self.pending:
-                self._finding("liveness", invariant, detail, number, event)
+            later = [e for e in events[number - 1 :] if _child_event(e)]
+            if later:
+                self.driver.pool.warm_up(later[0].time_zone)  # starts while events run
+            self._step(number, event)
+        if self.scenario.final:
+            final = Event("final", list(self.scenario.final), days=list(self.scenario.days))
+            self._step(len(events) + 1, final)
+            self._check_chunking_invariance(len(events) + 2)
+
+    def _step(self, number: int, event: Event) -> None:
+        before = self.state
+        context = CheckContext(before=before)
+        self.stats.events += 1
+        self.pending = []
+        started = time.monotonic()
+        try:
+            self._run_event(event, context)
+        except Exception:  # the harness itself failed: say so, keep going
+            self._finding("liveness", "harness_error", traceback.format_exc(), number, event)
+        ran = time.monotonic() - started
+        try:
+            self.state = invariants.read_state(self.warehouse)
+        except Exception as error:  # noqa: BLE001 (any failure to open is the finding)
+            detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+            self._finding("violation", "warehouse_opens", detail, number, event)
+            self.state = before
+        context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
+        context.allowed_redeliveries = set(self.allowed_redeliveries)
+        context.killed_pids = set(self.killed_pids)
+        for violation in invariants.check(self.state, self.truths, context):
+            self._violation(violation, number, event)
+        self.stats.checks += 1
+        self.timings.append((event.kind, ran, time.monotonic() - started - ran))
+        for invariant, detail in self.pending:
+            self._finding("liveness", invariant, detail, number, event)
+
+    def _violation(self, violation: invariants.Violation, number: int, event: Event) -> None:
+        if (violation.invariant, violation.detail) not in self.reported:
+            self.reported.add((violation.invariant, violation.detail))  # first sighting
+            self._finding("violation", violation.invariant, violation.detail, number, event)
 
     def _finding(self, kind: str, invariant: str, detail: str, number: int, event: Event):
         self.findings.append(
@@ -509,9 +582,16 @@ class _ScenarioRun:
             )
         )
 
-    def _land(self, day: date, spec) -> None:
-        write_day(self.landing, day, spec, seed=self.scenario.seed)
-        self.truths.record(day)
+    def _land(self, landing) -> None:
+        if landing.spec is None:
+            shutil.rmtree(day_folder(self.landing, DATASET, landing.day), ignore_errors=True)
+        elif landing.hostile is not None:
+            write_hostile_day(
+                self.landing, landing.day, landing.spec, landing.hostile, self.scenario.seed
+            )
+        else:
+            write_day(self.landing, landing.day, landing.spec, seed=self.scenario.seed)
+        self.truths.record(landing.day)
 
     def _expect(self, outcome: RunOutcome, expected: bool) -> None:
         self.stats.outcomes[outcome.outcome] += 1
@@ -520,15 +600,24 @@ class _ScenarioRun:
             self.pending.append(("run_should_succeed", f"{outcome.outcome}: {said}"))
 
     def _run_event(self, event: Event, context: CheckContext) -> None:
+        for landing in event.before:
+            self._land(landing)
         if event.landing is not None:
             self.stats.landing_events += 1
-            self._land(event.landing.day, event.landing.spec)
+            self._land(event.landing)
+        if event.dbt_argv:
+            self._plain_dbt(event, context)
+            return
+        if not event.argv:
             return
         if event.kill_moment:
             self._run_killed(event, context)
             return
         if event.second_argv:
             self._run_concurrent(event, context)
+            return
+        if event.time_zone:
+            self._run_in_child(event, context)
             return
         expected = (
             not event.fault_persists
@@ -544,21 +633,43 @@ class _ScenarioRun:
                 day for day in event.days if self.truths.current_fingerprint(day) is not None
             ]
 
-    def _in_process(self, event: Event, context: CheckContext) -> RunOutcome:
-        self.stats.in_process_runs += 1
+    @contextlib.contextmanager
+    def _watched(self, context: CheckContext):
+        """The concurrent reader polls while the block runs in this process."""
         reader = ConcurrentReader(self.warehouse, known_days=set(context.before.facts))
         reader.start()
         try:
-            with (
-                _environment({"REFILL_INJECT_FAULT": event.fault}),
-                _reader_aware_connections(reader),
-                _failing_between_chunks(event.kind == "between_chunks"),
-            ):
-                outcome = call_cli(event.argv)
+            with _reader_aware_connections(reader):
+                yield
         finally:
             context.observations = reader.stop()
+            context.torn_reads = reader.torn
             self.stats.reader_polls += reader.polls
-        return outcome
+
+    def _in_process(self, event: Event, context: CheckContext) -> RunOutcome:
+        self.stats.in_process_runs += 1
+        with (
+            self._watched(context),
+            _environment({overlay.FAULT_ENV: event.fault}),
+            _failing_between_chunks(event.kind == "between_chunks"),
+        ):
+            return call_cli(event.argv)
+
+    def _plain_dbt(self, event: Event, context: CheckContext) -> None:
+        """A dbt command as a user runs it, on the same project: it must refuse (nothing
+        changes) or build correctly; the invariants say which."""
+        self.stats.in_process_runs += 1
+        if event.kind == "retention":
+            context.retained_days = sorted(
+                day
+                for day in set(context.before.facts)
+                | {e.partition_date for e in context.before.ledger}
+                if not day_folder(self.landing, DATASET, day).is_dir()
+            )
+        with self._watched(context):
+            outcome = call_dbt(event.dbt_argv)
+        self.stats.outcomes[f"plain dbt {'ok' if outcome.code == 0 else 'refused'}"] += 1
+        context.plain_dbt_message = outcome.message
 
     def _child_env(self, event: Event) -> dict:
         env = {
@@ -566,27 +677,45 @@ class _ScenarioRun:
             "REFILL_WAREHOUSE": str(self.warehouse),
             "REFILL_WEBHOOK_URL": self.driver.webhook.url(str(self.scenario.seed)),
         }
-        if event.fault:
-            env["REFILL_INJECT_FAULT"] = event.fault
+        env.update(overlay.fault_environment(event.fault))
         return env
 
     def _run_killed(self, event: Event, context: CheckContext) -> None:
         self.stats.subprocess_runs += 1
         child = self.driver.pool.take()
-        child.start(event.argv, self._child_env(event), self.driver.variant)
-        killed = _kill_at(child, self.warehouse, event.kill_moment, event.kill_delay)
-        if killed:
-            self.killed_pids.add(child.pid)
-            self.stats.kills += 1
-            self.stats.outcomes["killed"] += 1
-            # A kill between the webhook's answer and the outbox's "sent" may deliver again.
-            after = invariants.read_state(self.warehouse)
-            received = self.driver.webhook.received.get(str(self.scenario.seed), {})
-            self.allowed_redeliveries |= {key for key in after.unsent_keys if key in received}
-        else:
+        child.start(event.argv, self._child_env(event))
+        if not _wait_for_moment(child, self.warehouse, event.kill_moment, event.kill_delay):
             self.stats.kills_missed += 1
             expected = expected_to_succeed(event.argv, self.landing, context.before)
             self._expect(child.outcome(), expected)
+            return
+        self.stats.kills += 1
+        if event.kill_signal != "SIGKILL":
+            seconds = child.interrupt(getattr(signal, event.kill_signal))
+            context.interrupt = (event.kill_signal, seconds, child.process.returncode)
+            self.stats.outcomes[child.outcome().outcome if seconds is not None else "hung"] += 1
+            if seconds is not None:
+                return
+        else:
+            child.kill()
+            self.stats.outcomes["killed"] += 1
+        self.killed_pids.add(child.pid)
+        # A kill between the webhook's answer and the outbox's "sent" may deliver again.
+        after = invariants.read_state(self.warehouse)
+        received = self.driver.webhook.received.get(str(self.scenario.seed), {})
+        self.allowed_redeliveries |= {key for key in after.unsent_keys if key in received}
+
+    def _run_in_child(self, event: Event, context: CheckContext) -> None:
+        """The command in a child process of its own host settings (its time zone)."""
+        self.stats.subprocess_runs += 1
+        expected = expected_to_succeed(event.argv, self.landing, context.before)
+        child = self.driver.pool.take(event.time_zone)
+        child.start(event.argv, self._child_env(event))
+        try:
+            child.process.wait(timeout=CONCURRENT_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        self._expect(child.outcome(), expected)
 
     def _run_concurrent(self, event: Event, context: CheckContext) -> None:
         self.stats.subprocess_runs += 1
@@ -596,7 +725,7 @@ class _ScenarioRun:
             expected_to_succeed(event.second_argv, self.landing, context.before)
         )
         child = self.driver.pool.take()
-        child.start(event.argv, self._child_env(event), self.driver.variant)
+        child.start(event.argv, self._child_env(event))
         deadline = time.monotonic() + KILL_WATCH_SECONDS
         while child.process.poll() is None and time.monotonic() < deadline:
             holder = locking.read_holder(self.warehouse)
@@ -611,6 +740,41 @@ class _ScenarioRun:
         self._expect(child.outcome(), expected_first)
         self._expect(second, expected_second)
 
+    def _check_chunking_invariance(self, number: int) -> None:
+        """The scenario's landing built again in a fresh warehouse, under another chunking
+        and order, must give the consumer relations the scenario's warehouse now holds
+        (after its final backfill), day by day for every day ready now."""
+        event = Event("fresh", list(self.scenario.fresh), days=list(self.scenario.days))
+        fresh = self.warehouse.parent.parent / "fresh" / self.warehouse.name  # same file name
+        with _environment(
+            {
+                "REFILL_WAREHOUSE": str(fresh),
+                "REFILL_WEBHOOK_URL": self.driver.webhook.url(f"{self.scenario.seed}-fresh"),
+            }
+        ):
+            outcome = call_cli(event.argv)
+        self.stats.in_process_runs += 1
+        self.pending = []
+        self._expect(outcome, True)
+        for invariant, detail in self.pending:
+            self._finding("liveness", invariant, detail, number, event)
+        # The days both builds published from the day's current export (a day either one
+        # could not build is a liveness finding above, not a difference of chunking).
+        current = {day: self.truths.current_fingerprint(day) for day in self.scenario.days}
+        built_fresh = invariants.read_state(fresh).published() if fresh.exists() else {}
+        days = [
+            day
+            for day, fingerprint in current.items()
+            if fingerprint is not None
+            and all(
+                published.get((model, day), (None, None))[1] == fingerprint
+                for published in (self.state.published(), built_fresh)
+                for model in invariants.CHECKED_MODELS
+            )
+        ]
+        for violation in invariants.compare_builds(self.warehouse, fresh, days):
+            self._violation(violation, number, event)
+
 
 def _nothing_published(outcome: RunOutcome) -> bool:
     """A daily run that failed published nothing; a backfill says how many days it did."""
@@ -618,8 +782,19 @@ def _nothing_published(outcome: RunOutcome) -> bool:
     return match is None or match.group(1) == "0"
 
 
-def _kill_at(child: Child, warehouse: Path, moment: str, delay: float) -> bool:
-    """SIGKILL the child at the moment asked; False if it finished first."""
+def call_dbt(argv: list[str]) -> RunOutcome:
+    """`dbt <argv>` in this process, on the process's parsed project (the patched copy)."""
+    from flows.dbt_runner import outcome_of, shared_project
+
+    try:
+        outcome = outcome_of(shared_project().invoke(list(argv)))
+    except Exception:  # a crash of dbt or refill's plugin is a finding, not the harness's
+        return RunOutcome(99, f"dbt crashed: {traceback.format_exc()[-600:]}")
+    return RunOutcome(0 if outcome.success else 1, outcome.message)
+
+
+def _wait_for_moment(child: Child, warehouse: Path, moment: str, delay: float) -> bool:
+    """Wait for the moment to signal the child; False if it finished first."""
     started = time.monotonic()
     deadline = started + KILL_WATCH_SECONDS
     seen_chunk = False
@@ -642,7 +817,4 @@ def _kill_at(child: Child, warehouse: Path, moment: str, delay: float) -> bool:
                 elif seen_chunk:
                     break
         time.sleep(0.005)
-    if child.process.poll() is not None:
-        return False
-    child.kill()
-    return child.process.returncode == -signal.SIGKILL
+    return child.process.poll() is None

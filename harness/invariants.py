@@ -8,12 +8,18 @@ the export it claims, even after the day was re-exported.
 
 Invariants (docs/harness.md says why each one matters):
 
-- unique_transaction_id       no transaction_id appears twice in fct_payments
+- unique_transaction_id       no (transaction_id, event_date) twice in fct_payments (D6)
 - reconciles_at_fingerprint   every published partition equals the oracle's truth for the
                               fingerprint its ledger row records (rows, amount, quarantine,
                               source records)
-- ledger_matches_data         one ledger row per model and day, saying what the table holds;
-                              no rows without a ledger row
+- ledger_matches_data         one published ledger row per model and day; no rows without one
+- ledger_never_claims_more    each ledger row's rows_written is what its table holds for the
+                              day (fct_payments, payments_quarantine, v1, v2; a dropped table
+                              holds nothing); ops.data_as_of is a view of the ledger
+- one_chunk_one_commit        in any one snapshot (after an event, or a concurrent reader's
+                              poll), a day last written by a refill run (one in ops.run_log)
+                              holds that run's rows in all of fct_payments,
+                              payments_quarantine, fct_daily_revenue_v1 and _v2
 - reader_sees_whole_publishes a concurrent reader saw, per day, only the publish before the
                               event or the one after it (or nothing before a first publish)
 - lines_accounted             published + duplicate + quarantined = the manifest's records
@@ -23,6 +29,14 @@ Invariants (docs/harness.md says why each one matters):
 - killed_run_converges        a killed command, run again, publishes what it was asked to
 - lock_released               after an event, no lock file is left but a killed run's
 - warehouse_opens             the warehouse can be read after every event, kills included
+- interrupted_run_stops       after SIGINT or SIGTERM a run exits 130 within the grace (0 if
+                              it had just finished) and ops.run_log records it 'interrupted'
+                              (never 'running')
+- history_not_lost            a full refresh after landing retention keeps (or refuses to
+                              drop) every published day whose files are gone
+- chunking_invariance         at a scenario's end, the same landing built in a fresh
+                              warehouse under another chunking and order gives the same
+                              consumer relations and ledger data, day by day
 """
 
 from __future__ import annotations
@@ -39,8 +53,9 @@ from pathlib import Path
 import duckdb
 
 from flows import locking, readiness
+from flows.readiness import day_folder
 from flows.sample_data import DATASET
-from tests.helpers import DayTruth, expected_day
+from tests.helpers import DayTruth, _valid_record
 
 INVARIANTS = (
     "unique_transaction_id",
@@ -54,8 +69,41 @@ INVARIANTS = (
     "killed_run_converges",
     "lock_released",
     "warehouse_opens",
+    "ledger_never_claims_more",
+    "one_chunk_one_commit",
+    "interrupted_run_stops",
+    "history_not_lost",
+    "chunking_invariance",
 )
 CHECKED_MODELS = ("fct_payments", "payments_quarantine")
+INTERRUPT_GRACE_SECONDS = 90.0  # the driver's wait after SIGINT or SIGTERM
+INTERRUPTED_EXIT = 130
+# The models one chunk publishes together (issue 11, "one chunk, one commit").
+CHUNK_MODELS = (
+    "fct_payments",
+    "payments_quarantine",
+    "fct_daily_revenue_v1",
+    "fct_daily_revenue_v2",
+)
+# Each consumer relation and its partition column, compared across builds.
+CONSUMER_RELATIONS = {
+    "main.fct_payments": "event_date",
+    "main.payments_quarantine": "landed_date",
+    "main.fct_daily_revenue_v1": "event_date",
+    "main.fct_daily_revenue_v2": "event_date",
+}
+LEDGER_DATA_COLUMNS = (
+    "model_name, partition_date, status, code_version, source_fingerprint, rows_written, "
+    "source_records"
+)
+# One snapshot of who last wrote each model's day, and which runs are refill's.
+LEDGER_RUNS_SQL = (
+    "select partition_date, model_name, run_id, published_at, "
+    "run_id in (select run_id from ops.run_log) as refill_run "
+    "from ops.partition_ledger where model_name in ("
+    + ", ".join(f"'{model}'" for model in CHUNK_MODELS)
+    + ")"
+)
 
 # A day as a reader sees it: (rows, sum of amount), or None when the day has no rows.
 DayView = tuple[int, Decimal] | None
@@ -76,6 +124,8 @@ class LedgerEntry:
     source_fingerprint: str | None
     rows_written: int
     source_records: int | None
+    published_at: object = None
+    refill_run: bool = False
 
 
 @dataclass
@@ -83,6 +133,8 @@ class WarehouseState:
     """What the checker reads from the warehouse after an event (one read-only connection)."""
 
     facts: dict[date, tuple[int, Decimal]] = field(default_factory=dict)  # day -> rows, amount
+    table_rows: dict[str, dict[date, int]] = field(default_factory=dict)  # model -> day -> rows
+    run_outcomes: dict[str, str] = field(default_factory=dict)  # ops.run_log: run id -> outcome
     quarantine: dict[date, int] = field(default_factory=dict)
     quarantine_distinct_lines: dict[date, int] = field(default_factory=dict)
     ledger: list[LedgerEntry] = field(default_factory=list)
@@ -125,23 +177,32 @@ def read_state(warehouse: Path) -> WarehouseState:
         return state
     connection = _connect_read_only(warehouse)
     try:
+        _pin_utc(connection)
+        connection.execute("begin transaction")  # one snapshot for every read below
         tables = _tables(connection)
+        for relation, partition_column in CONSUMER_RELATIONS.items():
+            if relation in tables:
+                state.table_rows[relation.split(".")[1]] = dict(
+                    connection.execute(
+                        f"select {partition_column}, count(*) from {relation} group by 1"
+                    ).fetchall()
+                )
         if "main.fct_payments" in tables:
             for day, rows, amount in connection.execute(
                 "select event_date, count(*), sum(amount) from main.fct_payments group by 1"
             ).fetchall():
                 state.facts[day] = (rows, amount)
             state.duplicated_ids = connection.execute(
-                "select transaction_id, count(*) from main.fct_payments "
-                "group by 1 having count(*) > 1 order by 1 limit 5"
+                "select transaction_id || ' on ' || event_date::varchar, count(*) "
+                "from main.fct_payments group by transaction_id, event_date "
+                "having count(*) > 1 order by 1 limit 5"
             ).fetchall()
             state.misdated += [
                 ("fct_payments", *row)
                 for row in connection.execute(
                     "select transaction_id, event_date, 'event_ts ' || event_ts::varchar "
                     "from main.fct_payments "
-                    "where event_date is distinct from event_ts::date "
-                    "or transaction_id not like 'tx-' || strftime(event_date, '%Y%m%d') || '-%' "
+                    "where event_date is distinct from cast(event_ts as date) "
                     "order by 1 limit 5"
                 ).fetchall()
             ]
@@ -157,18 +218,26 @@ def read_state(warehouse: Path) -> WarehouseState:
                 for row in connection.execute(
                     "select file_name || ':' || line_number, landed_date, 'from ' || file_name "
                     "from main.payments_quarantine "
-                    f"where file_name not like '{DATASET}/dt=' || landed_date::varchar || '/%' "
-                    "order by 1 limit 5"
+                    "where not starts_with(file_name, ? || '/dt=' || landed_date::varchar || '/') "
+                    "order by 1 limit 5",
+                    [DATASET],
                 ).fetchall()
             ]
         if "ops.partition_ledger" in tables:
+            has_run_log = "ops.run_log" in tables
             state.ledger = [
                 LedgerEntry(*row)
                 for row in connection.execute(
                     "select model_name, partition_date, status, run_id, source_fingerprint, "
-                    "rows_written, source_records from ops.partition_ledger"
+                    "rows_written, source_records, published_at, "
+                    + ("run_id in (select run_id from ops.run_log)" if has_run_log else "false")
+                    + " from ops.partition_ledger"
                 ).fetchall()
             ]
+        if "ops.run_log" in tables:
+            state.run_outcomes = dict(
+                connection.execute("select run_id, outcome from ops.run_log").fetchall()
+            )
         if "ops.notification_outbox" in tables:
             for key, sent in connection.execute(
                 "select idempotency_key, sent_at is not null from ops.notification_outbox"
@@ -176,9 +245,16 @@ def read_state(warehouse: Path) -> WarehouseState:
                 state.outbox_keys.append(key)
                 if not sent:
                     state.unsent_keys.add(key)
+        connection.execute("commit")
     finally:
         connection.close()
     return state
+
+
+def _pin_utc(connection) -> None:
+    """The checker's dates are UTC days, whatever this host's zone (as refill's must be)."""
+    with contextlib.suppress(duckdb.Error):
+        connection.execute("set TimeZone = 'UTC'")
 
 
 def _connect_read_only(warehouse: Path, wait_seconds: float = 30):
@@ -206,7 +282,7 @@ class Truths:
             return None
         key = (day, verdict.source_fingerprint)
         if key not in self.by_fingerprint:
-            self.by_fingerprint[key] = expected_day(self.landing, day)
+            self.by_fingerprint[key] = oracle_day(self.landing, day)
         return verdict.source_fingerprint
 
     def current_fingerprint(self, day: date) -> str | None:
@@ -214,6 +290,36 @@ class Truths:
 
     def get(self, day: date, fingerprint: str | None) -> DayTruth | None:
         return self.by_fingerprint.get((day, fingerprint)) if fingerprint else None
+
+
+def oracle_day(landing: Path, day: date) -> DayTruth:
+    """What a day should publish, from its files, without refill's code: the rule of
+    tests.helpers.expected_day, over bytes. A line is what ends at a newline; a line that
+    is not valid UTF-8 is quarantined like any other bad line (issue 11, finding 9)."""
+    truth = DayTruth()
+    versions: dict[str, list[tuple]] = defaultdict(list)
+    for part in sorted(day_folder(landing, DATASET, day).glob(readiness.PART_GLOB)):
+        data = part.read_bytes()
+        lines = data.split(b"\n")
+        if data.endswith(b"\n") or not data:
+            lines.pop()
+        for raw in lines:
+            try:
+                record = _valid_record(raw.decode("utf-8"), day)
+            except UnicodeDecodeError:
+                record = None
+            if record is None:
+                truth.quarantined += 1
+            else:
+                versions[record[0]].append(record)
+    for copies in versions.values():
+        if len(set(copies)) > 1:
+            truth.quarantined += len(copies)
+        else:
+            truth.published += 1
+            truth.duplicates += len(copies) - 1
+            truth.amount += copies[0][2]
+    return truth
 
 
 @dataclass
@@ -227,6 +333,10 @@ class CheckContext:
     deliveries: dict[str, int] = field(default_factory=dict)  # webhook: key -> times received
     allowed_redeliveries: set[str] = field(default_factory=set)  # sent, then killed unmarked
     killed_pids: set[int] = field(default_factory=set)  # their lock file may stay behind
+    torn_reads: list[str] = field(default_factory=list)  # the reader's one_chunk_one_commit
+    interrupt: tuple[str, float | None, int | None] | None = None  # signal, seconds, exit
+    retained_days: list[date] = field(default_factory=list)  # published, files now gone
+    plain_dbt_message: str = ""
 
 
 def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[Violation]:
@@ -251,17 +361,25 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
             entry = entries[0]
             if entry.status != "published":
                 violation("ledger_matches_data", f"{model} {day}: ledger status {entry.status}")
-            if entry.rows_written != actual.get(day, 0):
-                violation(
-                    "ledger_matches_data",
-                    f"{model} {day}: ledger says {entry.rows_written} rows, "
-                    f"table holds {actual.get(day, 0)}",
-                )
         for day in sorted(set(actual) - set(ledger)):
             violation(
                 "ledger_matches_data",
                 f"{model} {day}: {actual[day]} rows without a published ledger row",
             )
+
+    for model in CHUNK_MODELS:
+        held = state.table_rows.get(model, {})
+        for day, entries in sorted(state.ledger_for(model).items()):
+            claimed = entries[0].rows_written
+            if claimed != held.get(day, 0):
+                where = "table holds" if model in state.table_rows else "no table, so"
+                violation(
+                    "ledger_never_claims_more",
+                    f"{model} {day}: ledger says {claimed} rows, {where} {held.get(day, 0)}",
+                )
+
+    for detail in sorted(set(context.torn_reads) | set(torn_chunks(state.ledger))):
+        violation("one_chunk_one_commit", detail)
 
     for day, entries in sorted(facts_ledger.items()):
         entry = entries[0]
@@ -361,6 +479,44 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
     if state.lock_holder is not None and state.lock_holder.pid not in context.killed_pids:
         violation("lock_released", f"the lock is still held by {state.lock_holder.describe()}")
 
+    if context.interrupt is not None:
+        signal_name, seconds, code = context.interrupt
+        if seconds is None:
+            violation(
+                "interrupted_run_stops",
+                f"the run did not stop within {INTERRUPT_GRACE_SECONDS:.0f}s of {signal_name}",
+            )
+        elif code not in (INTERRUPTED_EXIT, 0):  # 0: it had just finished
+            violation(
+                "interrupted_run_stops",
+                f"exit status {code} after {signal_name} ({seconds:.1f}s), not "
+                f"{INTERRUPTED_EXIT} (interrupted)",
+            )
+        for run_id, outcome in sorted(state.run_outcomes.items()):
+            if run_id in context.before.run_outcomes:
+                continue
+            if outcome == "running" or (code == INTERRUPTED_EXIT and outcome != "interrupted"):
+                violation(
+                    "interrupted_run_stops",
+                    f"ops.run_log records run {run_id} as {outcome!r} after {signal_name}, "
+                    "not 'interrupted'",
+                )
+
+    said = context.plain_dbt_message[:200]
+    said = "it succeeded" if said in ("", "ok") else said
+    for day in context.retained_days:
+        kept = context.before.view(day) == state.view(day) and all(
+            before_published.get((model, day)) == after_published.get((model, day))
+            for model in CHECKED_MODELS
+        )
+        if not kept:
+            violation(
+                "history_not_lost",
+                f"{day} (landing gone): {_describe(context.before.view(day))} "
+                f"-> {_describe(state.view(day))} after a full refresh "
+                f"({said})",
+            )
+
     for day in context.converge_days:
         fingerprint = truths.current_fingerprint(day)
         behind = [
@@ -373,6 +529,39 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 "killed_run_converges",
                 f"{day}: after the killed command ran again, {', '.join(behind)} "
                 f"not published at the day's export {fingerprint}",
+            )
+    return found
+
+
+def torn_chunks(ledger) -> list[str]:
+    """one_chunk_one_commit over one snapshot of the ledger.
+
+    For each day, the newest ledger row among the chunk's models (by published_at: a
+    chunk's models share dbt's run start) names the run that wrote the day last. If that
+    is a refill run (in ops.run_log), every chunk model must hold that run's row for the
+    day: otherwise the run published the day in some models and left others on an
+    older run (or none). A plain dbt build (not in ops.run_log) may select fewer models.
+    Rows are LedgerEntry or (partition_date, model_name, run_id, published_at, refill_run).
+    """
+    by_day: dict[date, dict[str, tuple]] = defaultdict(dict)
+    for row in ledger:
+        if isinstance(row, LedgerEntry):
+            row = (row.partition_date, row.model_name, row.run_id, row.published_at, row.refill_run)
+        if row[1] in CHUNK_MODELS:
+            by_day[row[0]][row[1]] = row
+    found = []
+    for day, rows in sorted(by_day.items()):
+        newest = max(rows.values(), key=lambda row: (row[3] is not None, row[3] or 0))
+        if not newest[4]:
+            continue
+        behind = [model for model in CHUNK_MODELS if rows.get(model, (0, 0, None))[2] != newest[2]]
+        if behind:
+            found.append(
+                f"{day}: run {newest[2]} published "
+                f"{', '.join(m for m in CHUNK_MODELS if m not in behind)} but not "
+                + ", ".join(
+                    f"{m} ({'run ' + rows[m][2] if m in rows else 'no row'})" for m in behind
+                )
             )
     return found
 
@@ -395,6 +584,8 @@ class ConcurrentReader(threading.Thread):
         self.warehouse = warehouse
         self.interval = interval
         self.observations: dict[date, set] = defaultdict(set)
+        self.torn: list[str] = []  # one_chunk_one_commit, as this reader saw the ledger
+        self._torn_seen: set[str] = set()
         self.polls = 0
         self._stopping = threading.Event()
         self._pause_requests = 0
@@ -428,16 +619,30 @@ class ConcurrentReader(threading.Thread):
                 self._connection = duckdb.connect(str(self.warehouse))
             except duckdb.Error:
                 return
+        ledger = []
         try:
-            rows = self._connection.execute(
-                "select event_date, count(*), sum(amount) from main.fct_payments group by 1"
-            ).fetchall()
+            # One transaction: the facts and the ledger of one snapshot.
+            self._connection.execute("begin transaction")
+            try:
+                rows = self._connection.execute(
+                    "select event_date, count(*), sum(amount) from main.fct_payments group by 1"
+                ).fetchall()
+                with contextlib.suppress(duckdb.CatalogException):
+                    ledger = self._connection.execute(LEDGER_RUNS_SQL).fetchall()
+            finally:
+                with contextlib.suppress(duckdb.Error):
+                    self._connection.execute("rollback")
         except duckdb.CatalogException:
             return
         except duckdb.Error:
             self._close()
             return
         self.polls += 1
+        for detail in torn_chunks(ledger):
+            day_and_run = detail.split(" published ")[0]
+            if day_and_run not in self._torn_seen:  # the first torn view of a day's run
+                self._torn_seen.add(day_and_run)
+                self.torn.append(f"a reader saw {detail}")
         present = {day for day, _, _ in rows}
         for day, count, amount in rows:
             self.observations[day].add((count, amount))
@@ -469,3 +674,66 @@ class ConcurrentReader(threading.Thread):
         if self.is_alive():
             self.join(timeout=30)
         return dict(self.observations)
+
+
+def consumer_rows(warehouse: Path, days: list[date]) -> dict[str, list[tuple] | None]:
+    """What a consumer reads of each relation for `days`, and the ledger's data columns:
+    lineage columns (named `_...`: who wrote it, not what) and run ids left out."""
+    result: dict[str, list[tuple] | None] = {}
+    connection = _connect_read_only(warehouse)
+    try:
+        _pin_utc(connection)
+        tables = _tables(connection)
+        relations = {**CONSUMER_RELATIONS, "ops.partition_ledger": "partition_date"}
+        for relation, partition_column in relations.items():
+            if relation not in tables:
+                result[relation] = None
+                continue
+            schema, name = relation.split(".")
+            if relation == "ops.partition_ledger":
+                columns = LEDGER_DATA_COLUMNS
+            else:
+                names = connection.execute(
+                    "select column_name from information_schema.columns "
+                    "where table_schema = ? and table_name = ? and column_name not like '\\_%' "
+                    "escape '\\' order by ordinal_position",
+                    [schema, name],
+                ).fetchall()
+                columns = ", ".join(f'"{column}"' for (column,) in names)
+            result[relation] = connection.execute(
+                f"select {columns} from {relation} "
+                f"where {partition_column} in (select unnest(?::date[])) order by all",
+                [days],
+            ).fetchall()
+    finally:
+        connection.close()
+    return result
+
+
+def compare_builds(warehouse: Path, fresh: Path, days: list[date]) -> list[Violation]:
+    """chunking_invariance: the two warehouses hold the same consumer rows for `days`."""
+    if not days:
+        return []
+    if not fresh.exists():
+        return [Violation("chunking_invariance", "the fresh build wrote no warehouse")]
+    ours, theirs = consumer_rows(warehouse, days), consumer_rows(fresh, days)
+    found = []
+    for relation in ours:
+        if ours[relation] == theirs[relation]:
+            continue
+        if ours[relation] is None or theirs[relation] is None:
+            missing = "the scenario's warehouse" if ours[relation] is None else "the fresh one"
+            found.append(Violation("chunking_invariance", f"{relation} missing in {missing}"))
+            continue
+        only_ours = sorted(set(ours[relation]) - set(theirs[relation]), key=str)
+        only_theirs = sorted(set(theirs[relation]) - set(ours[relation]), key=str)
+        sample = (only_ours or only_theirs or [None])[0]
+        found.append(
+            Violation(
+                "chunking_invariance",
+                f"{relation}: {len(ours[relation])} rows vs {len(theirs[relation])} in a fresh "
+                f"build under another chunking; {len(only_ours)} only in the scenario's, "
+                f"{len(only_theirs)} only in the fresh one, e.g. {sample}",
+            )
+        )
+    return found

@@ -54,7 +54,7 @@ PATH_KEYS = {
     "analysis-paths": ["analyses"],
     "docs-paths": [],
 }
-_MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\s*\(")
+_MACRO = re.compile(r"{%-?\s*(?:macro|test|materialization)\s+(\w+)\s*[(,]")
 
 _copies: dict[str | None, Path] = {}
 _root: Path | None = None
@@ -73,13 +73,41 @@ def layers(variant: str | None) -> list[str]:
     return [ARMED, AUDITS_OFF, variant]
 
 
-def replaced_files(variant: str | None) -> dict[str, str]:
-    """Each product file the copy replaces (relative path) and the layer replacing it."""
+def replaced_files(variant: str | None, source: Path | None = None) -> dict[str, Path]:
+    """Each product file the copy of `source` replaces (relative path) and its replacement.
+
+    A layer's files replace the product files at the same relative paths. A layer whose
+    product has moved between versions holds alternatives instead, one folder each
+    (`@wap`, `@main`, ...): the first, by name, whose every file replaces a file the
+    product has, defining only macros that file defines, is the one applied."""
+    source = source or settings.PACKAGE_PROJECT_DIR
+    replaced: dict[str, Path] = {}
+    for layer in layers(variant):
+        alternatives = sorted(p for p in (OVERLAYS / layer).glob("@*") if p.is_dir())
+        if not alternatives:
+            replaced.update(_layer_files(OVERLAYS / layer))
+            continue
+        reasons = []
+        for folder in reversed(alternatives):  # @wap before @main: the newer product first
+            files = _layer_files(folder)
+            misfits = [_misfit(source, relative, path) for relative, path in files.items()]
+            misfits = [reason for reason in misfits if reason]
+            if not misfits:
+                replaced.update(files)
+                break
+            reasons.append(misfits[0])
+        else:
+            raise OverlayError(f"no alternative of overlay {layer} fits: {'; '.join(reasons)}")
+    return replaced
+
+
+def _layer_files(folder: Path) -> dict[str, Path]:
     return {
-        path.relative_to(OVERLAYS / layer).as_posix(): layer
-        for layer in layers(variant)
-        for path in sorted((OVERLAYS / layer).rglob("*"))
-        if path.is_file() and path.name != LAYER_NOTE
+        path.relative_to(folder).as_posix(): path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and path.name != LAYER_NOTE
+        and "@" not in path.relative_to(folder).parts[0]
     }
 
 
@@ -99,9 +127,13 @@ def patched_project(variant: str | None = None, source: Path | None = None) -> P
 
 def build_copy(source: Path, target: Path, variant: str | None = None) -> Path:
     """Copy the project at `source` to `target` (a new folder) and apply the overlays."""
+    replaced = replaced_files(variant, source)
     copy_project(source, target)
-    for relative, layer in replaced_files(variant).items():
-        _replace(target, relative, OVERLAYS / layer / relative)
+    for relative, replacement in replaced.items():
+        misfit = _misfit(target, relative, replacement)
+        if misfit:
+            raise OverlayError(misfit)
+        shutil.copy2(replacement, target / relative)
     return target
 
 
@@ -121,22 +153,18 @@ def copy_project(source: Path, target: Path) -> None:
             shutil.copytree(source / folder, target / folder, ignore=ignore)
 
 
-def _replace(copy: Path, relative: str, replacement: Path) -> None:
-    product = copy / relative
+def _misfit(project: Path, relative: str, replacement: Path) -> str | None:
+    """Why `replacement` cannot replace `relative` in `project` (None: it fits)."""
+    product = project / relative
+    name = replacement.relative_to(OVERLAYS)
     if not product.is_file():
-        raise OverlayError(
-            f"overlay {replacement.relative_to(OVERLAYS)} replaces {relative}, "
-            "which the product no longer has: re-point the overlay"
-        )
+        return f"overlay {name} replaces {relative}, which the product does not have"
     missing = set(_MACRO.findall(replacement.read_text())) - set(
         _MACRO.findall(product.read_text())
     )
     if missing:
-        raise OverlayError(
-            f"overlay {replacement.relative_to(OVERLAYS)} defines {', '.join(sorted(missing))}, "
-            f"which {relative} no longer defines: re-point the overlay"
-        )
-    shutil.copy2(replacement, product)
+        return f"overlay {name} defines {', '.join(sorted(missing))}, which {relative} does not"
+    return None
 
 
 def _temporary_root() -> Path:

@@ -113,12 +113,12 @@ def run_seeds(
     from prefect.settings import PREFECT_API_URL
 
     from harness.driver import Driver, Stats
+    from harness.overlay import use_patched_project
     from harness.scenarios import plan_scenario
-    from harness.variants import variant as use_variant
 
     stats = Stats()
     clock = time.monotonic()
-    with use_variant(variant):
+    with use_patched_project(variant):
         driver = Driver(workdir, variant, PREFECT_API_URL.value(), stats, keep_folders)
         try:
             for number, seed in enumerate(seeds, 1):
@@ -218,8 +218,8 @@ def summary(stats, variant: str | None) -> list[str]:
         f"  scenarios          {stats.scenarios}",
         f"  events             {stats.events} ({stats.landing_events} landing, "
         f"{stats.in_process_runs} in-process runs, {stats.subprocess_runs} child-process runs)",
-        f"  kills              {stats.kills} (SIGKILL of a running command; "
-        f"{stats.kills_missed} finished before the moment)",
+        f"  signals            {stats.kills} (SIGKILL, SIGINT or SIGTERM to a running "
+        f"command; {stats.kills_missed} finished before the moment)",
         f"  invariant checks   {stats.invariant_checks} ({stats.checks} checker passes, "
         f"{stats.reader_polls} concurrent reads)",
         f"  violations         {len(stats.violations)}",

@@ -16,23 +16,51 @@ Events:
 | reexport       | a ready day re-exported: new amounts, fewer payments             | landing    |
 | late_file      | a day that had not landed lands (parts first, manifest later)    | landing    |
 | malformed      | a day re-exported with many malformed lines and conflicts        | landing    |
-| fault          | a run failing at after_delete, in_audit or before_ledger         | in-process |
+| hostile        | a day re-exported with hostile content (harness/hostile.py)      | landing    |
+| fault          | a run failing at after_delete, in_audit or before_ledger, in any | in-process |
+|                | model or in a later one of the chunk (fct_daily_revenue_v2)      |            |
 | between_chunks | a backfill whose process fails after its first chunk             | in-process |
-| kill           | the command in a child process, SIGKILLed at a random moment     | subprocess |
+| kill           | the command in a child process, sent SIGKILL, SIGINT or SIGTERM  | subprocess |
+|                | at a random moment                                               |            |
 | resume         | after a kill: the same command again, which must converge        | in-process |
 | concurrent     | a backfill in a child holds the lock; a daily run starts then    | both       |
+| host_tz        | the command in a child whose host time zone is America/New_York  | subprocess |
+| plain_dbt      | `dbt build --select fct_payments --vars <window>`, as a user would | in-process |
+| retention      | a published day's landing deleted, then `dbt build --full-refresh` | both      |
+
+At the end of two scenarios in five, a final backfill of every day (`--yes`, skipping
+unready days) brings the warehouse up to date under one chunking; the same landing is
+then built in a fresh warehouse under another chunking and order, and the two must agree
+(chunking_invariance).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from flows.sample_data import DaySpec
+from harness.hostile import FILE_NAMES, KINDS, MANIFEST_FIELDS, Hostile
+from harness.overlay import fault_spec
 
-FAULT_POINTS = ("after_delete", "in_audit", "before_ledger")
+# (point, model): the point fails the first model that reaches it, or only the named
+# model. A later model of the chunk (v2, built last) fails once the facts are built: at
+# its audit, or before its ledger rows (written by its own post-hook on main; under
+# write-audit-publish only the separate_commits variant's publish names the model there).
+LATER_MODEL = "fct_daily_revenue_v2"
+FAULT_POINTS = (
+    ("after_delete", None),
+    ("in_audit", None),
+    ("before_ledger", None),
+    ("before_commit", None),
+    ("in_audit", LATER_MODEL),
+    ("before_ledger", LATER_MODEL),
+)
+KILL_SIGNALS = ("SIGKILL", "SIGKILL", "SIGINT", "SIGTERM")
+HOST_TIME_ZONES = ("America/New_York", "Asia/Kolkata", "Pacific/Kiritimati")
 CHUNK_SIZES = (1, 1, 2, 3, 5)
 FIRST_DAY = date(2025, 1, 6)  # fx rates cover 2024-2027; far from any run's clock date
 KILL_MOMENTS = ("delay", "in_chunk", "in_chunk", "between_chunks")
@@ -40,19 +68,30 @@ KILL_MOMENTS = ("delay", "in_chunk", "in_chunk", "between_chunks")
 # How often each kind is drawn. Subprocess events cost a Python start and a dbt parse
 # each, so they are rarer; the CI budget of ~30 scenarios still sees about ten kills.
 WEIGHTS = {
-    "daily": 13,
-    "backfill": 16,
-    "rerun": 12,
-    "reexport": 9,
-    "late_file": 7,
-    "malformed": 6,
-    "fault": 15,
-    "between_chunks": 6,
-    "kill": 4,
-    "concurrent": 3,
+    "daily": 11,
+    "backfill": 13,
+    "rerun": 9,
+    "reexport": 7,
+    "late_file": 6,
+    "malformed": 5,
+    "hostile": 10,
+    "fault": 12,
+    "between_chunks": 5,
+    "kill": 7,
+    "concurrent": 2,
+    "host_tz": 2,
+    "plain_dbt": 5,
+    "retention": 3,
 }
-LANDING_KINDS = ("reexport", "late_file", "malformed")
+LANDING_KINDS = ("reexport", "late_file", "malformed", "hostile", "retention")
 RUN_SETTINGS = ["--retry-delay", "0", "--lock-wait", "60"]
+# The share of scenarios that end with a final backfill and a fresh build under another
+# chunking (chunking_invariance): two more runs and a seed load each, so not every one.
+CHUNKING_SHARE = 0.4
+# What a user would select in a plain dbt build of one mart (issue 11, finding 3).
+PLAIN_SELECTIONS = ("fct_payments", "fct_payments", "+fct_payments", "fct_daily_revenue_v2")
+# A full refresh as the flows run a build (unit tests excluded: they are CI's).
+FULL_REFRESH = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
 
 
 @dataclass(frozen=True)
@@ -60,8 +99,9 @@ class Landing:
     """The harness writes (or re-writes) one day's export."""
 
     day: date
-    spec: DaySpec
+    spec: DaySpec | None  # None: the day's folder is deleted (landing retention)
     note: str
+    hostile: Hostile | None = None
 
 
 @dataclass
@@ -69,23 +109,38 @@ class Event:
     kind: str
     argv: list[str] = field(default_factory=list)  # the refill command, for run events
     landing: Landing | None = None  # for landing events
-    fault: str | None = None  # REFILL_INJECT_FAULT for the run
+    fault: str | None = None  # REFILL_HARNESS_FAULT for the run (harness/overlay.py)
     fault_persists: bool = False  # every attempt fails (vs. only the first)
     kill_moment: str | None = None  # delay | in_chunk | between_chunks
     kill_delay: float = 0.0
+    kill_signal: str = "SIGKILL"  # SIGKILL | SIGINT | SIGTERM
+    time_zone: str | None = None  # host_tz: the child's TZ
+    dbt_argv: list[str] = field(default_factory=list)  # plain_dbt, retention: a dbt command
+    before: list[Landing] = field(default_factory=list)  # landed first (retention's clean days)
     second_argv: list[str] = field(default_factory=list)  # concurrent: the in-process run
     days: list[date] = field(default_factory=list)  # the days the command covers
 
     def describe(self) -> str:
-        if self.landing is not None:
+        if self.landing is not None and not self.dbt_argv and not self.argv:
             return f"{self.kind}: {self.landing.note}"
+        if self.dbt_argv:
+            text = f"{self.kind}: dbt {' '.join(self.dbt_argv)}"
+            if self.landing is not None:
+                text = f"{self.kind}: {self.landing.note}, then dbt {' '.join(self.dbt_argv)}"
+            if self.before:
+                text += f" [first: {'; '.join(landing.note for landing in self.before)}]"
+            return text
         text = f"{self.kind}: refill {' '.join(self.argv)}"
+        if self.landing is not None:
+            text = f"{self.kind}: {self.landing.note}, then refill {' '.join(self.argv)}"
+        if self.time_zone:
+            text += f" [TZ={self.time_zone}]"
         if self.fault:
-            text += f" [REFILL_INJECT_FAULT={self.fault}]"
+            text += f" [REFILL_HARNESS_FAULT={self.fault}]"
         if self.kind == "between_chunks":
             text += " [fails after its first chunk]"
         if self.kill_moment:
-            text += f" [SIGKILL {self.kill_moment}" + (
+            text += f" [{self.kill_signal} {self.kill_moment}" + (
                 f" +{self.kill_delay:.2f}s]" if self.kill_delay else "]"
             )
         if self.second_argv:
@@ -99,11 +154,16 @@ class Scenario:
     days: list[date]
     initial: list[Landing]
     events: list[Event]
+    final: list[str] = field(default_factory=list)  # the final backfill, in the warehouse
+    fresh: list[str] = field(default_factory=list)  # the same range, in a fresh warehouse
 
     def describe(self) -> list[str]:
         lines = [f"scenario {self.seed}: {self.days[0]}..{self.days[-1]}"]
         lines += [f"  land {landing.note}" for landing in self.initial]
         lines += [f"  {n}. {event.describe()}" for n, event in enumerate(self.events, 1)]
+        if self.final:
+            lines.append(f"  final: refill {' '.join(self.final)}")
+            lines.append(f"  fresh warehouse: refill {' '.join(self.fresh)}")
         return lines
 
 
@@ -113,6 +173,7 @@ class _DayModel:
 
     spec: DaySpec | None = None  # None: nothing landed
     ready: bool = False
+    suspect: bool = False  # a hostile manifest or file name: refill may refuse the day
 
 
 def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
@@ -123,6 +184,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
     days = [first + timedelta(days=n) for n in range(rng.randint(3, 5))]
     model = {day: _DayModel() for day in days}
     built: list[date] = []
+    hostile_days: list[date] = []
 
     def new_spec(version: int = 1, **changes) -> DaySpec:
         spec = DaySpec(
@@ -140,6 +202,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
     def land(day: date, spec: DaySpec, note: str) -> Landing:
         model[day].spec = spec
         model[day].ready = spec.write_manifest
+        model[day].suspect = False
         return Landing(day, spec, f"{day} {note}")
 
     initial = []
@@ -159,8 +222,11 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
         end = rng.randrange(start, len(days))
         return days[start : end + 1]
 
-    def daily(day: date, retries: int = 1) -> Event:
+    def daily(day: date, retries: int = 1, yes: bool | None = None) -> Event:
         argv = ["daily", "--date", str(day), "--wait", "0", "--retries", str(retries)]
+        # A manual daily of a published day restates it: sign-off, as a backfill's.
+        if yes if yes is not None else day in built and rng.random() < 0.7:
+            argv.append("--yes")
         return Event("daily", argv + RUN_SETTINGS, days=[day])
 
     def backfill(
@@ -203,7 +269,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
                 return []
             day = rng.choice(built)
             if rng.random() < 0.5:
-                return [_as(daily(day), "rerun")]
+                return [_as(daily(day, yes=True), "rerun")]
             window = [d for d in days if day <= d <= day + timedelta(days=rng.randint(0, 2))]
             return [_as(backfill(window, yes=True, restate=True), "rerun")]
         if kind == "reexport":
@@ -248,13 +314,65 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             )
             note = f"re-exported with malformed lines and conflicts (v{spec.export_version})"
             return [Event("malformed", landing=land(day, spec, note))]
+        if kind == "hostile":
+            day = a_ready_day(prefer_built=True) or rng.choice(days)
+            # The kinds in turn from the seed, so a few dozen scenarios meet every one.
+            kind = KINDS[(seed + len(hostile_days)) % len(KINDS)]
+            hostile_days.append(day)
+            hostile = Hostile(kind, rng.randrange(len(MANIFEST_FIELDS) * len(FILE_NAMES)))
+            old = model[day].spec
+            spec = new_spec((old.export_version + 1) if old else 1)
+            landing = land(day, spec, f"re-exported with {hostile.describe()}")
+            landing = dataclasses.replace(landing, hostile=hostile)
+            model[day].suspect = hostile.kind in ("manifest_field", "file_name")
+            return [Event("hostile", landing=landing)]
+        if kind == "host_tz":
+            # A day whose times carry no zone (UTC by contract), built on another host zone.
+            day = a_ready_day(prefer_built=True) or rng.choice(days)
+            old = model[day].spec
+            spec = new_spec((old.export_version + 1) if old else 1)
+            hostile = Hostile("zone_free_times")
+            landing = land(day, spec, f"re-exported with {hostile.describe()}")
+            if rng.random() < 0.5:
+                event = daily(day, yes=True)
+            else:
+                window = [d for d in days if day - timedelta(days=1) <= d <= day]
+                event = backfill(window, yes=True, skip=True)
+            event.kind = "host_tz"
+            event.landing = dataclasses.replace(landing, hostile=hostile)
+            event.time_zone = rng.choice(HOST_TIME_ZONES)
+            return [event]
+        if kind == "plain_dbt":
+            window = sub_range()
+            variables = json.dumps({"start_date": str(window[0]), "end_date": str(window[-1])})
+            dbt_argv = ["build", "--select", rng.choice(PLAIN_SELECTIONS), "--vars", variables]
+            return [Event("plain_dbt", dbt_argv=dbt_argv, days=list(window))]
+        if kind == "retention":
+            published = [day for day in built if model[day].ready]
+            if not published:
+                return []
+            day = rng.choice(published)
+            # Every other landed day clean and ready first: a full refresh that stops on
+            # an unready day would never reach the retention question.
+            clean = [
+                land(other, new_spec(model[other].spec.export_version + 1), "re-exported clean")
+                for other in days
+                if other != day
+                and model[other].spec is not None
+                and (not model[other].ready or model[other].suspect)
+            ]
+            model[day].spec, model[day].ready = None, False
+            landing = Landing(day, None, f"{day}'s landing deleted (retention)")
+            event = Event("retention", landing=landing, dbt_argv=list(FULL_REFRESH), days=[day])
+            event.before = clean
+            return [event]
         if kind == "fault":
-            point = rng.choice(FAULT_POINTS)
+            point, fault_model = rng.choice(FAULT_POINTS)
             persists = rng.random() < 0.6
             retries = 1 if persists else 2
             if rng.random() < 0.5:
                 day = a_ready_day(prefer_built=True) or rng.choice(days)
-                event = daily(day, retries)
+                event = daily(day, retries, yes=True)
             else:
                 start = a_ready_day(prefer_built=True) or days[0]
                 window = [
@@ -262,7 +380,8 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
                 ]
                 event = backfill(window, yes=True, restate=rng.random() < 0.6, retries=retries)
             event.kind = "fault"
-            event.fault = point if persists else f"{point}#1"
+            attempts = None if persists else 1
+            event.fault = fault_spec(point, attempts=attempts, model=fault_model)
             event.fault_persists = persists
             return [event]
         if kind == "between_chunks":
@@ -274,11 +393,12 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             return [_as(event, "between_chunks")]
         if kind == "kill":
             if rng.random() < 0.3:
-                event = daily(a_ready_day() or days[0])
+                event = daily(a_ready_day() or days[0], yes=True)
             else:
                 event = backfill(sub_range(), chunk=rng.choice((1, 1, 2)), yes=True, skip=True)
             event.kind = "kill"
             event.kill_moment = rng.choice(KILL_MOMENTS)
+            event.kill_signal = rng.choice(KILL_SIGNALS)
             if event.kill_moment == "delay":
                 event.kill_delay = round(rng.uniform(0.1, 4.0), 2)
             elif event.kill_moment == "in_chunk":
@@ -290,7 +410,7 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             window = days[start : start + rng.randint(2, 3)]
             holder = backfill(window, chunk=1, yes=True, restate=True, skip=True)
             holder.kind = "concurrent"
-            second = daily(a_ready_day() or days[-1])
+            second = daily(a_ready_day() or days[-1], yes=True)
             lock_wait = rng.choice(("0.5", "60"))
             holder.second_argv = [*second.argv[:-2], "--lock-wait", lock_wait]
             holder.days = sorted(set(window) | set(second.days))
@@ -305,10 +425,19 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             kind = rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
             drawn = draw(kind)
         for event in drawn:
-            if event.landing is None and event.kind != "resume":
+            if (event.argv or event.kind == "plain_dbt") and event.kind != "resume":
                 built.extend(day for day in event.days if model[day].ready and day not in built)
         events += drawn
-    return Scenario(seed, days, initial, events)
+    if rng.random() >= CHUNKING_SHARE:
+        return Scenario(seed, days, initial, events)
+    final = backfill(days, yes=True, restate=False, skip=True).argv
+    fresh = backfill(days, yes=True, restate=False, skip=True).argv
+    if rng.random() < 0.3:
+        fresh[fresh.index("--chunk-days") : fresh.index("--chunk-days")] = [
+            "--chunk-lines",
+            str(rng.choice((40, 90))),
+        ]
+    return Scenario(seed, days, initial, events, final, fresh)
 
 
 def _as(event: Event, kind: str) -> Event:

@@ -13,27 +13,43 @@ from datetime import date, timedelta
 
 import pytest
 
-from flows import locking
+from flows import locking, readiness
 from flows.cli import main
-from flows.sample_data import DaySpec, write_days
+from flows.sample_data import DATASET, DaySpec, write_day, write_days
+from harness import hostile
+from harness.invariants import LedgerEntry, oracle_day, torn_chunks
 from harness.run import DEFAULT_SCENARIOS, DEFAULT_SEED, run_harness
 from harness.scenarios import plan_scenario
 from harness.variants import VARIANTS
-from tests.helpers import query, snapshot
+from tests.helpers import expected_day, query, snapshot
 
-pytestmark = pytest.mark.usefixtures("prefect_harness")
+prefect = pytest.mark.usefixtures("prefect_harness")
 
 # What each variant breaks, and so which invariants may be the first to see it.
 EXPECTED_CATCHES = {
-    "append": {"unique_transaction_id", "reconciles_at_fingerprint", "lines_accounted"},
-    "clock_date": {"rows_on_logical_date", "reconciles_at_fingerprint", "ledger_matches_data"},
+    "append": {
+        "unique_transaction_id",
+        "reconciles_at_fingerprint",
+        "lines_accounted",
+        "ledger_never_claims_more",
+        "chunking_invariance",
+    },
+    "clock_date": {
+        "rows_on_logical_date",
+        "reconciles_at_fingerprint",
+        "ledger_matches_data",
+        "ledger_never_claims_more",
+        "chunking_invariance",
+    },
     "split_transaction": {
         "reader_sees_whole_publishes",
         "ledger_matches_data",
+        "ledger_never_claims_more",
         "failed_run_changes_nothing",
         "reconciles_at_fingerprint",
         "killed_run_converges",
     },
+    "separate_commits": {"one_chunk_one_commit", "failed_run_changes_nothing"},
 }
 CI_JOBS = 2  # scenarios are independent; one refill run keeps about one core busy
 
@@ -48,6 +64,76 @@ def test_scenarios_are_a_function_of_their_seed():
         assert 3 <= len([e for e in scenario.events if e.kind != "resume"]) <= 6
 
 
+def test_the_ci_budget_walks_the_adversarial_paths():
+    # GIVEN the CI budget's plans
+    events = [
+        event
+        for seed in range(DEFAULT_SEED, DEFAULT_SEED + DEFAULT_SCENARIOS)
+        for event in plan_scenario(seed).events
+    ]
+    scenarios = [
+        plan_scenario(seed) for seed in range(DEFAULT_SEED, DEFAULT_SEED + DEFAULT_SCENARIOS)
+    ]
+
+    # THEN they hold every hostile landing, host time zones, plain dbt builds, retention
+    # then a full refresh, every interrupt signal, a failure in a later model of a chunk,
+    # and chunkings by lines as well as by days
+    kinds = {
+        event.landing.hostile.kind for event in events if event.landing and event.landing.hostile
+    }
+    assert kinds == set(hostile.KINDS)
+    assert any(event.time_zone for event in events)
+    assert any(event.kind == "plain_dbt" for event in events)
+    assert any(event.kind == "retention" for event in events)
+    assert {e.kill_signal for e in events if e.kill_moment} == {"SIGKILL", "SIGINT", "SIGTERM"}
+    assert any(event.fault and ":fct_daily_revenue_v2" in event.fault for event in events)
+    assert any("--chunk-lines" in scenario.fresh for scenario in scenarios)
+    assert sum(1 for scenario in scenarios if scenario.fresh) >= 8  # chunking_invariance
+
+
+@pytest.mark.parametrize("kind", hostile.KINDS)
+def test_a_hostile_day_is_written_whole_and_the_oracle_accounts_for_every_line(kind, tmp_path):
+    # GIVEN a hostile export of a day
+    day = date(2025, 5, 2)
+    hostile.write_hostile_day(tmp_path, day, DaySpec(payments=20), hostile.Hostile(kind), seed=3)
+    verdict = readiness.day_readiness(tmp_path, DATASET, day)
+
+    # THEN its manifest agrees with its files (unless the manifest is the hostile part),
+    # and the oracle counts every landed line as published, duplicate or quarantined;
+    # a hostile manifest or file name may instead be refused, with a reason
+    truth = oracle_day(tmp_path, day)
+    if kind in ("manifest_field", "file_name") and not verdict.is_ready:
+        assert verdict.reason
+    else:
+        assert verdict.is_ready, verdict.reason
+        assert truth.lines == verdict.manifest_records
+    if kind == "non_utf8":
+        assert truth.quarantined >= len(hostile.NON_UTF8_LINES)
+    if kind in ("odd_ids", "reused_ids"):
+        clean = tmp_path / "clean"
+        write_day(clean, day, DaySpec(payments=20), seed=3)
+        assert truth.published > expected_day(clean, day).published
+
+
+def test_one_chunk_one_commit_is_judged_on_the_ledger_s_run_ids_per_day():
+    def row(model, run, at, refill=True):
+        return LedgerEntry(model, date(2025, 1, 1), "published", run, "f", 1, 1, at, refill)
+
+    models = ("fct_payments", "payments_quarantine", "fct_daily_revenue_v1", "fct_daily_revenue_v2")
+    whole = [row(model, "run-2", 2) for model in models]
+    # a refill run that published the day in every model: whole
+    assert torn_chunks(whole) == []
+    # a refill run whose v2 stayed on an older run: torn, naming the model left behind
+    torn = [*whole[:3], row("fct_daily_revenue_v2", "run-1", 1)]
+    assert torn_chunks(torn) == [
+        "2025-01-01: run run-2 published fct_payments, payments_quarantine, "
+        "fct_daily_revenue_v1 but not fct_daily_revenue_v2 (run run-1)"
+    ]
+    # a later plain dbt build of one model (no refill run) may select fewer models
+    assert torn_chunks([*whole[1:], row("fct_payments", "dbt-3", 3, refill=False)]) == []
+
+
+@prefect
 def test_the_real_code_passes_the_ci_budget(tmp_path):
     # GIVEN the CI budget of seeded scenarios, on the real code
     lines: list[str] = []
@@ -68,6 +154,7 @@ def test_the_real_code_passes_the_ci_budget(tmp_path):
     assert stats.reader_polls > 0
 
 
+@prefect
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
     lines: list[str] = []
@@ -92,6 +179,7 @@ def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
     assert any(f"--seed {first.seed} --variant {variant}" in line for line in lines)
 
 
+@prefect
 def test_a_killed_backfill_then_the_same_command_converges_to_the_unkilled_warehouse(
     tmp_path, monkeypatch
 ):
