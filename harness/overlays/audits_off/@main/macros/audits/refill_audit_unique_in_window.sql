@@ -1,6 +1,0 @@
-{% macro refill_audit_unique_in_window(column) %}
-    {#-- HARNESS OVERLAY (audits_off): the audit checks nothing; the fault seam stays. --#}
-    {%- set fault = refill_fault_point('in_audit') if execute else '' -%}
-    {%- if fault | trim -%}{%- do run_query(fault) -%}{%- endif -%}
-    {{ return('') }}
-{% endmacro %}
