@@ -188,7 +188,7 @@ def test_the_board_shows_a_planted_week_row_by_row(workspace, tmp_path, monkeypa
                     run_daily(d(n))
             elif n == 6:  # an audit failure is not retried: the on-call reruns the day
                 monkeypatch.setenv(overlay.FAULT_ENV, overlay.fault_spec("in_audit", d(6)))
-                with pytest.raises(RefillError, match="failed at audit"):
+                with pytest.raises(RefillError, match="fault injected at in_audit"):
                     run_daily(d(n))
                 monkeypatch.delenv(overlay.FAULT_ENV)
                 run_daily(d(n))
