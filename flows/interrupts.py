@@ -60,6 +60,30 @@ def arm() -> None:
     _state.armed = True
     for signum in HANDLED:
         signal.signal(signum, _handle)
+    _route_prefects_sigterm_bridge_here()
+
+
+def _route_prefects_sigterm_bridge_here() -> None:
+    """Prefect's flow engine installs its own SIGTERM handler around a flow run, which
+    raises TerminationSignal: the run crashes and the command exits 1. `end_as_cancelled`
+    takes SIGTERM back for the flow's body, but a SIGTERM can land while the engine starts
+    or ends the run (seen by the harness: 1.2 s into a backfill, exit 1). On the command
+    line the bridge calls this module's handler instead, so the first SIGTERM anywhere in
+    the run stops at the next safe point, like Ctrl-C. A worker's runs (not armed) keep
+    Prefect's own handling."""
+    from prefect.utilities import engine
+
+    prefects = engine._prefect_sigterm_handler
+    if getattr(prefects, "routed_to_refill", False):
+        return
+
+    def bridge(signum: int, *args: object) -> None:
+        if _state.armed:
+            return _handle(signum, args[0] if args else None)
+        return prefects(signum, *args)
+
+    bridge.routed_to_refill = True  # type: ignore[attr-defined]
+    engine._prefect_sigterm_handler = bridge
 
 
 def disarm() -> None:

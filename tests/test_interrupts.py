@@ -221,3 +221,23 @@ def test_a_run_is_alive_while_its_process_holds_its_lock_and_dead_once_killed(tm
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_sigterm_while_prefect_starts_or_ends_the_run_stops_at_a_safe_point():
+    # GIVEN the command line's handlers armed (harness seed 2080: a SIGTERM 1.2 s into a
+    # backfill met Prefect's own SIGTERM bridge, which crashed the run: exit 1, not 130)
+    from prefect.utilities import engine
+
+    from flows import interrupts
+
+    interrupts.arm()
+    try:
+        # WHEN Prefect's bridge, as its flow engine installs it around a run, gets SIGTERM
+        engine._prefect_sigterm_handler(signal.SIGTERM, None)
+
+        # THEN it is refill's first signal: no TerminationSignal, a stop at the next safe point
+        assert interrupts.requested()
+        with pytest.raises(interrupts.Interrupted, match="SIGTERM"):
+            interrupts.raise_if_requested("before chunk 1")
+    finally:
+        interrupts.disarm()
