@@ -154,11 +154,13 @@ def _handle(signum: int, frame) -> None:
     _state.requested = name
     if _state.interruptible and not _state.deferred:
         raise Interrupted(f"interrupted by {name} while waiting")
-    print(
+    # os.write, not print: the signal can land while this thread is inside a write to
+    # stderr (a log line), and a buffered write re-entered from a handler raises
+    # "reentrant call" (seen under load in CI); fd 2 is the terminal's stderr
+    os.write(
+        2,
         f"refill: {name} received: stopping at the next safe point (the chunk in flight "
-        "commits or rolls back whole; no further chunk starts). Again to stop at once.",
-        file=sys.stderr,
-        flush=True,
+        "commits or rolls back whole; no further chunk starts). Again to stop at once.\n".encode(),
     )
 
 
