@@ -53,6 +53,23 @@ class _State:
 _state = _State()
 
 
+def stop_at_once_until_armed() -> None:
+    """The command line's first step. Until a command arms the safe-point handlers (`arm`),
+    nothing has started that needs closing, so SIGINT or SIGTERM ends the command at once,
+    with one line and exit 130. (The harness's long run saw a signal during start-up, while
+    Python imported Prefect, end a command with the signal's own status, -2 or -15.)"""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in HANDLED:
+        signal.signal(signum, _stop_before_the_run)
+
+
+def _stop_before_the_run(signum: int, frame) -> None:
+    name = signal.Signals(signum).name
+    os.write(2, f"refill: {name} before the run started: stopped, nothing was done\n".encode())
+    os._exit(EXIT_CODE)
+
+
 def arm() -> None:
     """Install the handlers (the command line, main thread only)."""
     if threading.current_thread() is not threading.main_thread():

@@ -241,3 +241,33 @@ def test_a_sigterm_while_prefect_starts_or_ends_the_run_stops_at_a_safe_point():
             interrupts.raise_if_requested("before chunk 1")
     finally:
         interrupts.disarm()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_ends_the_command_at_once_with_130(tmp_path, signum):
+    # GIVEN a command still starting (Python importing Prefect, before any run began)
+    # (harness seeds 2135 and 2172: it died of the signal itself, exit -15 / -2)
+    environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    environment.update(
+        REFILL_LANDING=str(tmp_path / "landing"),
+        REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flows", "backfill", "--start", "2026-01-01", "--end", "2026-01-02"],
+        cwd=PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(0.5)
+
+    # WHEN the signal comes
+    child.send_signal(signum)
+    output, _ = child.communicate(timeout=60)
+
+    # THEN it ends with 130 and one line, no traceback, nothing created
+    assert child.returncode == 130, output
+    assert f"refill: {signal.Signals(signum).name} before the run started" in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "warehouse").exists()
