@@ -187,8 +187,9 @@ def refill_backfill(
 def refill_daily(
     bench: Workbench, role: str, landing: Path, warehouse: Path, day: date, name: str
 ) -> Run:
-    """A one-day rerun: `refill daily --date day` on a warehouse that has it published."""
-    command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat()]
+    """A one-day rerun: `refill daily --date day --yes` on a warehouse that has it published
+    (a rerun of a published day restates it, so it is signed off)."""
+    command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat(), "--yes"]
     measurement = bench.measure(role, name, command, bench.product_dir, landing, warehouse)
     summary = _DAILY_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
     details = {"flow_seconds": float(summary["seconds"])} if summary else {}

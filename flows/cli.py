@@ -423,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupts.stop_at_once_until_armed()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

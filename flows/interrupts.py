@@ -53,6 +53,23 @@ class _State:
 _state = _State()
 
 
+def stop_at_once_until_armed() -> None:
+    """The command line's first step. Until a command arms the safe-point handlers (`arm`),
+    nothing has started that needs closing, so SIGINT or SIGTERM ends the command at once,
+    with one line and exit 130. (The harness's long run saw a signal during start-up, while
+    Python imported Prefect, end a command with the signal's own status, -2 or -15.)"""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in HANDLED:
+        signal.signal(signum, _stop_before_the_run)
+
+
+def _stop_before_the_run(signum: int, frame) -> None:
+    name = signal.Signals(signum).name
+    os.write(2, f"refill: {name} before the run started: stopped, nothing was done\n".encode())
+    os._exit(EXIT_CODE)
+
+
 def arm() -> None:
     """Install the handlers (the command line, main thread only)."""
     if threading.current_thread() is not threading.main_thread():
@@ -60,6 +77,30 @@ def arm() -> None:
     _state.armed = True
     for signum in HANDLED:
         signal.signal(signum, _handle)
+    _route_prefects_sigterm_bridge_here()
+
+
+def _route_prefects_sigterm_bridge_here() -> None:
+    """Prefect's flow engine installs its own SIGTERM handler around a flow run, which
+    raises TerminationSignal: the run crashes and the command exits 1. `end_as_cancelled`
+    takes SIGTERM back for the flow's body, but a SIGTERM can land while the engine starts
+    or ends the run (seen by the harness: 1.2 s into a backfill, exit 1). On the command
+    line the bridge calls this module's handler instead, so the first SIGTERM anywhere in
+    the run stops at the next safe point, like Ctrl-C. A worker's runs (not armed) keep
+    Prefect's own handling."""
+    from prefect.utilities import engine
+
+    prefects = engine._prefect_sigterm_handler
+    if getattr(prefects, "routed_to_refill", False):
+        return
+
+    def bridge(signum: int, *args: object) -> None:
+        if _state.armed:
+            return _handle(signum, args[0] if args else None)
+        return prefects(signum, *args)
+
+    bridge.routed_to_refill = True  # type: ignore[attr-defined]
+    engine._prefect_sigterm_handler = bridge
 
 
 def disarm() -> None:
@@ -130,11 +171,13 @@ def _handle(signum: int, frame) -> None:
     _state.requested = name
     if _state.interruptible and not _state.deferred:
         raise Interrupted(f"interrupted by {name} while waiting")
-    print(
+    # os.write, not print: the signal can land while this thread is inside a write to
+    # stderr (a log line), and a buffered write re-entered from a handler raises
+    # "reentrant call" (seen under load in CI); fd 2 is the terminal's stderr
+    os.write(
+        2,
         f"refill: {name} received: stopping at the next safe point (the chunk in flight "
-        "commits or rolls back whole; no further chunk starts). Again to stop at once.",
-        file=sys.stderr,
-        flush=True,
+        "commits or rolls back whole; no further chunk starts). Again to stop at once.\n".encode(),
     )
 
 

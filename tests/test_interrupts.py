@@ -221,3 +221,53 @@ def test_a_run_is_alive_while_its_process_holds_its_lock_and_dead_once_killed(tm
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_sigterm_while_prefect_starts_or_ends_the_run_stops_at_a_safe_point():
+    # GIVEN the command line's handlers armed (harness seed 2080: a SIGTERM 1.2 s into a
+    # backfill met Prefect's own SIGTERM bridge, which crashed the run: exit 1, not 130)
+    from prefect.utilities import engine
+
+    from flows import interrupts
+
+    interrupts.arm()
+    try:
+        # WHEN Prefect's bridge, as its flow engine installs it around a run, gets SIGTERM
+        engine._prefect_sigterm_handler(signal.SIGTERM, None)
+
+        # THEN it is refill's first signal: no TerminationSignal, a stop at the next safe point
+        assert interrupts.requested()
+        with pytest.raises(interrupts.Interrupted, match="SIGTERM"):
+            interrupts.raise_if_requested("before chunk 1")
+    finally:
+        interrupts.disarm()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_ends_the_command_at_once_with_130(tmp_path, signum):
+    # GIVEN a command still starting (Python importing Prefect, before any run began)
+    # (harness seeds 2135 and 2172: it died of the signal itself, exit -15 / -2)
+    environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    environment.update(
+        REFILL_LANDING=str(tmp_path / "landing"),
+        REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flows", "backfill", "--start", "2026-01-01", "--end", "2026-01-02"],
+        cwd=PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(0.5)
+
+    # WHEN the signal comes
+    child.send_signal(signum)
+    output, _ = child.communicate(timeout=60)
+
+    # THEN it ends with 130 and one line, no traceback, nothing created
+    assert child.returncode == 130, output
+    assert f"refill: {signal.Signals(signum).name} before the run started" in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "warehouse").exists()
