@@ -422,22 +422,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
+    """Run one command and return its exit status. `as_program` (the `refill` program, the
+    harness's child process): a signal after the command ended exits with this status."""
     interrupts.stop_at_once_until_armed()
     parser = build_parser()
+    status = EXIT_INTERRUPTED  # if anything escapes, the `finally` still has a status
     try:
         args = parser.parse_args(argv)
-        return args.handler(args)
+        status = args.handler(args)
     except RefillError as error:
         print(f"refill: error: {error}", file=sys.stderr)
-        return error.exit_code
+        status = error.exit_code
     except interrupts.Interrupted as stop:
         # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary
         print(f"refill: {stop}", flush=True)
-        return EXIT_INTERRUPTED
+        status = EXIT_INTERRUPTED
     finally:
-        interrupts.disarm()
+        interrupts.disarm(exit_status=status if as_program else None)
+    return status
+
+
+def program() -> None:
+    """The `refill` console script."""
+    sys.exit(main(as_program=True))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

@@ -103,13 +103,33 @@ def _route_prefects_sigterm_bridge_here() -> None:
     engine._prefect_sigterm_handler = bridge
 
 
-def disarm() -> None:
-    """Give the signals back to Python's defaults (a command run in-process has ended)."""
-    if _state.armed and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+def disarm(exit_status: int | None = None) -> None:
+    """The command has ended. Run in-process (tests, the harness's driver), give the signals
+    back to Python's defaults. As the `refill` program (`exit_status` given), a signal from
+    here on ends the process at once with the command's own status: the run is finished
+    and recorded, and only the process's teardown (Prefect's and dbt's threads, which can
+    take a second) remains. With the defaults back, a SIGTERM there ended the command with
+    the signal's status, -15, after it had printed its summary (harness seeds 1023, 2135).
+    The handler is swapped in place, so no moment is left without one."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in HANDLED:
+            if exit_status is not None:
+                signal.signal(signum, functools.partial(_end_with, exit_status))
+            elif _state.armed:
+                signal.signal(
+                    signum,
+                    signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL,
+                )
     _state.armed = False
     _state.requested = None
+
+
+def _end_with(status: int, signum: int, frame) -> None:
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(status)
 
 
 def reset() -> None:

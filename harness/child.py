@@ -38,7 +38,7 @@ def main() -> int:
     os.environ.update(job.get("env", {}))
     sys.argv = ["refill", *job["argv"]]
     print(f"harness child {os.getpid()}: refill {' '.join(job['argv'])}", flush=True)
-    return cli.main(job["argv"])
+    return cli.main(job["argv"], as_program=True)
 
 
 if __name__ == "__main__":

@@ -271,3 +271,30 @@ def test_a_signal_during_start_up_ends_the_command_at_once_with_130(tmp_path, si
     assert f"refill: {signal.Signals(signum).name} before the run started" in output
     assert "Traceback" not in output
     assert not (tmp_path / "warehouse").exists()
+
+
+def test_a_signal_after_the_command_ended_exits_with_the_commands_own_status():
+    # GIVEN the `refill` program whose command has ended (here with a usage error, exit 2)
+    # and whose process is still tearing down (harness seeds 1023 and 2135: a SIGTERM
+    # there ended a finished backfill with the signal's own status, -15)
+    script = (
+        "import os, signal, time\n"
+        "from flows import cli\n"
+        "status = cli.main(['backfill', '--start', '2026-01-02', '--end', '2026-01-01'],"
+        " as_program=True)\n"
+        "print('ended', status, flush=True)\n"
+        # WHEN the signal lands during the teardown
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(30)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PACKAGE_PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    # THEN the process exits with the command's status, not the signal's
+    assert "ended 2" in child.stdout, child.stdout + child.stderr
+    assert child.returncode == 2, child.stdout + child.stderr
