@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
 
 def program() -> None:
     """The `refill` console script."""
-    sys.exit(main(as_program=True))
+    interrupts.end_process(main(as_program=True))
 
 
 if __name__ == "__main__":

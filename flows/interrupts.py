@@ -21,6 +21,7 @@ SIGTERM handling (the worker's cancel).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -28,6 +29,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 from flows.errors import EXIT_INTERRUPTED
 
@@ -124,7 +126,22 @@ def disarm(exit_status: int | None = None) -> None:
     _state.requested = None
 
 
-def _end_with(status: int, signum: int, frame) -> None:
+def end_process(status: int) -> NoReturn:
+    """End the `refill` program with `status` before Python's own teardown.
+
+    That teardown puts the default signal handlers back and then clears the modules, where
+    DuckDB's and dbt's objects close (which can take a second): a SIGTERM there killed a
+    finished backfill with -15 after its summary (harness seeds 1023 and 2135). Here the
+    threads that Python would wait for are joined and the exit hooks run (Prefect sends its
+    last log lines there) while refill's handlers are in place; then the process ends."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # what Python's teardown would run, now, under our handlers
+    _end_with(status, 0, None)
+
+
+def _end_with(status: int, signum: int, frame) -> NoReturn:
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     with contextlib.suppress(Exception):

@@ -25,7 +25,7 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from flows import backfill, cli, daily  # noqa: F401  (imported now, not when timed)
+    from flows import backfill, cli, daily, interrupts  # noqa: F401  (imported now, not when timed)
     from flows.dbt_runner import shared_project
 
     shared_project().manifest  # noqa: B018  (parse now; the job reuses it)
@@ -38,7 +38,7 @@ def main() -> int:
     os.environ.update(job.get("env", {}))
     sys.argv = ["refill", *job["argv"]]
     print(f"harness child {os.getpid()}: refill {' '.join(job['argv'])}", flush=True)
-    return cli.main(job["argv"], as_program=True)
+    interrupts.end_process(cli.main(job["argv"], as_program=True))
 
 
 if __name__ == "__main__":

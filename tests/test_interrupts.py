@@ -298,3 +298,32 @@ def test_a_signal_after_the_command_ended_exits_with_the_commands_own_status():
     # THEN the process exits with the command's status, not the signal's
     assert "ended 2" in child.stdout, child.stdout + child.stderr
     assert child.returncode == 2, child.stdout + child.stderr
+
+
+def test_a_signal_during_pythons_teardown_exits_with_the_commands_own_status():
+    # GIVEN the `refill` program whose command has ended (a usage error, exit 2), and an
+    # object that closes slowly when Python clears its modules (as DuckDB's and dbt's do),
+    # where Python has already put the default signal handlers back (harness seed 1023)
+    script = (
+        "import os, signal, sys, time\n"
+        "from flows import cli\n"
+        "class ClosesSlowly:\n"
+        "    def __del__(self):\n"
+        # WHEN the signal lands while it closes
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(2)\n"
+        "held = ClosesSlowly()\n"
+        "sys.argv = ['refill', 'backfill', '--start', '2026-01-02', '--end', '2026-01-01']\n"
+        "cli.program()\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PACKAGE_PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    # THEN the process exits with the command's status, not the signal's
+    assert "--end 2026-01-01 is before --start 2026-01-02" in child.stderr
+    assert child.returncode == 2, child.stdout + child.stderr
