@@ -22,8 +22,8 @@ test: setup lint
 	$(BIN)/pytest
 
 lint: setup
-	$(BIN)/ruff check flows tests harness bench tools
-	$(BIN)/ruff format --check flows tests harness bench tools
+	$(BIN)/ruff check refill flows tests harness bench tools
+	$(BIN)/ruff format --check refill flows tests harness bench tools
 	$(BIN)/sqlfluff lint models
 
 ## Backfill benchmark (see README, Performance): refill vs dbt microbatch vs raw DuckDB.

@@ -1,6 +1,6 @@
 """The contenders, each run as its own process on a fresh warehouse over the same landing.
 
-(a) refill      `python -m flows backfill --start --end`, default settings
+(a) refill      `python -m refill backfill --start --end`, default settings
 (b) microbatch  `dbt build` of bench/microbatch_project (incremental_strategy microbatch,
                 batch_size day) with --event-time-start/--event-time-end
 (c) floor       `python -m bench.floor`: bench/floor.sql, one DuckDB script

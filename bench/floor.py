@@ -18,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from flows.readiness import MANIFEST_NAME, PART_GLOB, day_folder
-from flows.sample_data import DATASET
+from refill.rules.readiness import MANIFEST_NAME, PART_GLOB, day_folder
+from refill.sample_data import DATASET
 
 SCRIPT = Path(__file__).with_name("floor.sql")
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The benchmark's landing data: flows.sample_data's deterministic days, written once per size.
+"""The benchmark's landing data: refill.sample_data's deterministic days, written once per size.
 
 A year at 10,000 payments a day is about 560 MB of JSON lines and takes about a
 minute to write on one core, so the bench writes it with every core and keeps it
@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from flows.readiness import MANIFEST_NAME, day_folder
+from refill.rules.readiness import MANIFEST_NAME, day_folder
 
 # _malformed is the generator's one home for what a malformed line looks like; the bench
 # plants its lines rather than copy the rule (a public name is asked of its owner).
-from flows.sample_data import DATASET, MALFORMED_KINDS, DaySpec, _malformed, write_days
+from refill.sample_data import DATASET, MALFORMED_KINDS, DaySpec, _malformed, write_days
 
 STAMP_NAME = "_BENCH_LANDING.json"
 VARIANTS = ("standard", "realistic")

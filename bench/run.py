@@ -255,7 +255,7 @@ def rerender(out: Path) -> dict:
 
 def start_prefect_server(out: Path):
     """One Prefect server for every flow run of the bench, on its own database; returns it
-    and its start-up seconds. Without it each `python -m flows` would start a temporary
+    and its start-up seconds. Without it each `python -m refill` would start a temporary
     server of its own, a few seconds that are Prefect's, not refill's."""
     home = out / "prefect-home"
     if home.exists():

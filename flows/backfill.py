@@ -10,20 +10,6 @@ from datetime import date
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import (
-    interrupts,
-    locking,
-    ops,
-    partition_status,
-    planning,
-    readiness,
-    run_liveness,
-    settings,
-)
-from flows.dbt_runner import shared_project
-from flows.errors import FailedStep, RefillError
-from flows.planning import Chunk, DayState
-from flows.sample_data import DATASET
 from flows.tasks import (
     ChunkFailed,
     ChunkResult,
@@ -38,6 +24,13 @@ from flows.tasks import (
     record_unrecorded_attempt,
     refusals_fail_the_run,
 )
+from refill import interrupts, settings
+from refill.errors import FailedStep, RefillError
+from refill.rules import planning, readiness
+from refill.rules.planning import Chunk, DayState
+from refill.sample_data import DATASET
+from refill.warehouse import locking, ops, partition_status, run_liveness
+from refill.warehouse.dbt_runner import shared_project
 
 # A chunk is one dbt invocation. It closes at DEFAULT_CHUNK_LINES landed lines (memory
 # follows lines, not days: a chunk of 500,000 lines peaks near 0.55 GiB) or at

@@ -10,21 +10,6 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
-from flows import (
-    board,
-    interrupts,
-    locking,
-    ops,
-    partition_status,
-    planning,
-    readiness,
-    run_liveness,
-    settings,
-)
-from flows.dbt_runner import DbtProject, shared_project
-from flows.errors import FailedStep, RefillError
-from flows.planning import Chunk, DayState, parse_day
-from flows.sample_data import DATASET
 from flows.tasks import (
     ChunkFailed,
     RunAccount,
@@ -40,6 +25,14 @@ from flows.tasks import (
     unrecorded_attempt,
     with_warehouse,
 )
+from refill import interrupts, settings
+from refill.errors import FailedStep, RefillError
+from refill.rules import planning, readiness
+from refill.rules.planning import Chunk, DayState, parse_day
+from refill.sample_data import DATASET
+from refill.views import board
+from refill.warehouse import locking, ops, partition_status, run_liveness
+from refill.warehouse.dbt_runner import DbtProject, shared_project
 
 DEPLOYMENT_READY_WAIT_SECONDS = 3 * 3600
 

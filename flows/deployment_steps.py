@@ -1,7 +1,7 @@
 """The pull step of refill's Prefect deployments (prefect.yaml).
 
 A worker runs a deployment's flow in a new process whose working directory is the
-worker's. This step puts it in the dbt project folder, the one rule of flows.settings:
+worker's. This step puts it in the dbt project folder, the one rule of refill.settings:
 $REFILL_PROJECT_DIR when the worker's environment sets it (a non-editable install, a
 copy of the project elsewhere), else the checkout the installed package lives in (an
 editable install). A folder without dbt_project.yml fails the run at once with one line
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from flows import settings
+from refill import settings
 
 
 def enter_project_dir() -> dict[str, str]:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from flows.errors import RefillError
+from refill.errors import RefillError
 
 STARTUP_TIMEOUT_SECONDS = 120
 MAX_RESTARTS = 2
@@ -72,7 +72,7 @@ class TemporaryServer:
         """A server lost during a run (killed, crashed) comes back on the same port and
         database, within the Prefect client's retries: a command never hangs on a dead API.
         A server that keeps dying stops the run at its next safe point instead."""
-        from flows import interrupts
+        from refill import interrupts
 
         while not self.stopping:
             time.sleep(0.5)
@@ -143,7 +143,7 @@ def start_in_background() -> None:
     """Start the command's temporary server now, unless an API is configured or it runs."""
     global _pending
     if _pending is None and not configured_api_url():
-        from flows import interrupts
+        from refill import interrupts
 
         _pending = TemporaryServer()
         interrupts.on_immediate_exit(_pending.stop)
@@ -158,7 +158,7 @@ def api_for_flows() -> Iterator[None]:
         return
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from flows import interrupts
+    from refill import interrupts
 
     with interrupts.interruptible("while the Prefect server started"):
         url = _pending.wait_until_ready()

@@ -18,10 +18,12 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
 from prefect.states import Failed
 
-from flows import interrupts, locking, notify, ops, prefect_server, settings
-from flows.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
-from flows.errors import FailedStep, RefillError, is_transient
-from flows.planning import Chunk
+from flows import prefect_server
+from refill import interrupts, settings
+from refill.errors import FailedStep, RefillError, is_transient
+from refill.rules.planning import Chunk
+from refill.warehouse import locking, notify, ops
+from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
 # failed waits at least this long for the warehouse to record its failure, even when its
@@ -97,7 +99,7 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
         command = ["seed", "--no-write-json", "--vars", json.dumps({"refill_seed_key": load_key})]
         result = project.invoke(command)
         if not result.success:
-            from flows.dbt_runner import outcome_of
+            from refill.warehouse.dbt_runner import outcome_of
 
             failure = outcome_of(result)
             raise RefillError(
@@ -361,7 +363,7 @@ class RunAccount:
 def publish_board(window, key: str) -> None:
     """The partition board as a Prefect artifact beside the run; a run's outcome never
     depends on it."""
-    from flows import board
+    from refill.views import board
 
     if not settings.warehouse_path().exists():
         return

@@ -2,7 +2,7 @@
 
 `python -m harness.child --ready-file PATH` imports refill and parses the dbt project,
 touches PATH, then reads one job from standard input, a JSON object
-`{"argv": [...], "env": {...}}`, and runs `flows.cli.main(argv)`: the real command
+`{"argv": [...], "env": {...}}`, and runs `refill.cli.main(argv)`: the real command
 line, in a process the harness can signal. Warming up before the job is known lets the
 harness keep a child ready while other events run, so a kill lands in the command's
 work rather than in Python's start-up. The harness starts it with REFILL_PROJECT_DIR
@@ -25,8 +25,9 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from flows import backfill, cli, daily, interrupts  # noqa: F401  (imported now, not when timed)
-    from flows.dbt_runner import shared_project
+    from flows import backfill, daily  # noqa: F401  (imported now, not when timed)
+    from refill import cli, interrupts
+    from refill.warehouse.dbt_runner import shared_project
 
     shared_project().manifest  # noqa: B018  (parse now; the job reuses it)
     args.ready_file.write_text(str(os.getpid()))

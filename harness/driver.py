@@ -1,6 +1,6 @@
 """Runs a scenario's events against the real command line and checks after every event.
 
-Most runs are in-process (`flows.cli.main(argv)`: the real command line, on this
+Most runs are in-process (`refill.cli.main(argv)`: the real command line, on this
 process's parsed dbt project), with a concurrent reader polling the warehouse from its
 own connection. Kills and concurrent runs need another process: a child
 (harness/child.py) started from a warm pool, pointed at this process's Prefect server.
@@ -29,13 +29,15 @@ from datetime import date
 from pathlib import Path
 
 from flows import backfill as backfill_module
-from flows import cli, locking, ops, readiness, settings
-from flows.readiness import day_folder
-from flows.sample_data import DATASET, write_day
 from harness import invariants, overlay
 from harness.hostile import write_hostile_day
 from harness.invariants import CheckContext, ConcurrentReader, Truths, WarehouseState
 from harness.scenarios import Event, Scenario
+from refill import cli, settings
+from refill.rules import readiness
+from refill.rules.readiness import day_folder
+from refill.sample_data import DATASET, write_day
+from refill.warehouse import locking, ops
 
 HARNESS_CHECKOUT = Path(__file__).resolve().parent.parent
 CHILD_START_SECONDS = 180
@@ -784,7 +786,7 @@ def _nothing_published(outcome: RunOutcome) -> bool:
 
 def call_dbt(argv: list[str]) -> RunOutcome:
     """`dbt <argv>` in this process, on the process's parsed project (the patched copy)."""
-    from flows.dbt_runner import outcome_of, shared_project
+    from refill.warehouse.dbt_runner import outcome_of, shared_project
 
     try:
         outcome = outcome_of(shared_project().invoke(list(argv)))

@@ -1,6 +1,6 @@
 """Hostile landings: what an attacker or a careless exporter can put in a day's folder.
 
-Each kind writes an ordinary day (flows.sample_data.write_day), then changes it the way
+Each kind writes an ordinary day (refill.sample_data.write_day), then changes it the way
 an exporter could, and rewrites the manifest last so that it agrees with the files
 (unless the manifest itself is the hostile part). refill must either refuse the day
 (not ready, a one-line reason naming it, nothing changed) or publish it exactly as the
@@ -16,7 +16,7 @@ oracle (`oracle_day`) says.
 | zone_free_times| event_ts near midnight without a zone (UTC by the landing contract) or    |
 |                | with `+00:00`: a host in another time zone must not move them            |
 
-(Kept here until flows/sample_data.py has writers of its own for hostile input.)
+(Kept here until refill/sample_data.py has writers of its own for hostile input.)
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from flows.readiness import MANIFEST_NAME, count_lines, day_folder
-from flows.sample_data import DATASET, DaySpec, write_day
+from refill.rules.readiness import MANIFEST_NAME, count_lines, day_folder
+from refill.sample_data import DATASET, DaySpec, write_day
 
 KINDS = ("odd_ids", "reused_ids", "non_utf8", "manifest_field", "file_name", "zone_free_times")
 INJECTION = "'); drop table main.fct_payments; --"

@@ -52,9 +52,10 @@ from pathlib import Path
 
 import duckdb
 
-from flows import locking, readiness
-from flows.readiness import day_folder
-from flows.sample_data import DATASET
+from refill.rules import readiness
+from refill.rules.readiness import day_folder
+from refill.sample_data import DATASET
+from refill.warehouse import locking
 from tests.helpers import DayTruth, _valid_record
 
 INVARIANTS = (

@@ -13,7 +13,7 @@ there with its own (harness/overlays/<layer>/, the same relative paths):
   fault seam stays in them).
 - `<variant>` (harness/variants.py): the breakage itself.
 
-A caller runs refill or dbt on a copy with `REFILL_PROJECT_DIR=<copy>` (flows.settings
+A caller runs refill or dbt on a copy with `REFILL_PROJECT_DIR=<copy>` (refill.settings
 reads it) or `DbtProject(project_dir=copy)`, and arms a fault with `fault_environment`.
 Each replacement file must replace a file the product has, and may define only macros
 that file defines: when the product moves a macro, building the copy fails naming it,
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from flows import settings
+from refill import settings
 
 FAULT_ENV = "REFILL_HARNESS_FAULT"
 OVERLAYS = Path(__file__).resolve().parent / "overlays"
@@ -114,7 +114,7 @@ def _layer_files(folder: Path) -> dict[str, Path]:
 def patched_project(variant: str | None = None, source: Path | None = None) -> Path:
     """The folder of a patched copy of the dbt project: built once per process and variant.
 
-    `source` defaults to the product project (flows.settings.project_dir() as it is
+    `source` defaults to the product project (refill.settings.project_dir() as it is
     without REFILL_PROJECT_DIR pointing at a copy: the package's checkout)."""
     if variant not in _copies:
         copy = _temporary_root() / (variant or ARMED)
@@ -216,7 +216,7 @@ def project_environment(variant: str | None = None) -> dict[str, str]:
 def use_patched_project(variant: str | None = None) -> Iterator[Path]:
     """This process's refill runs use the patched copy for the block: REFILL_PROJECT_DIR
     is set and the process's shared DbtProject is parsed again from the copy."""
-    from flows import dbt_runner
+    from refill.warehouse import dbt_runner
 
     copy = patched_project(variant)
     saved = os.environ.get(settings.PROJECT_DIR_ENV)

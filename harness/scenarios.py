@@ -42,9 +42,9 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from flows.sample_data import DaySpec
 from harness.hostile import FILE_NAMES, KINDS, MANIFEST_FIELDS, Hostile
 from harness.overlay import fault_spec
+from refill.sample_data import DaySpec
 
 # (point, model): the point fails the first model that reaches it, or only the named
 # model. A later model of the chunk (v2, built last) fails once the facts are built: at

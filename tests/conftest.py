@@ -10,7 +10,7 @@ import pytest
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-from flows.dbt_runner import DbtProject  # noqa: E402
+from refill.warehouse.dbt_runner import DbtProject  # noqa: E402
 
 
 @dataclass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -14,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from flows.readiness import day_folder
-from flows.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
+from refill.rules.readiness import day_folder
+from refill.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
 
 STATUSES = {"captured", "refunded", "failed"}
 
@@ -170,7 +174,7 @@ def patched_project(source: Path, target: Path, files: dict[str, str]) -> Path:
 
 def patched_dbt_project(files: dict[str, str]):
     """A DbtProject on a temporary patched copy of the product project (parsed on use)."""
-    from flows.dbt_runner import DbtProject
+    from refill.warehouse.dbt_runner import DbtProject
 
     copy = Path(tempfile.mkdtemp(prefix="refill-patched-")) / "project"
     return DbtProject(project_dir=patched_project(DbtProject().project_dir, copy, files))
@@ -180,3 +184,25 @@ def patched_dbt_project(files: dict[str, str]):
 def armed_dbt_project():
     """The project with its fault seam armed by REFILL_TEST_FAULT (one copy per session)."""
     return patched_dbt_project({"macros/faults/refill_fault_point.sql": ARMED_FAULT_POINT})
+
+
+def hold_lock_in_another_process(warehouse, seconds: float, priority="history"):
+    """A separate process that takes the lock, says so, and keeps it for `seconds`."""
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from refill.warehouse import locking
+        with locking.warehouse_lock(Path({str(warehouse)!r}), run_id="holder-run",
+                                    command="backfill", priority={priority!r}):
+            print("held", flush=True)
+            time.sleep({seconds})
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def file_checksum(path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PRODUCT_PACKAGES = ("refill", "flows")
 MAX_LINES = 500
 # Where the engine and the orchestrator may be imported (module-name prefixes).
-DUCKDB_HOMES: tuple[str, ...] = ()
-PREFECT_HOMES: tuple[str, ...] = ()
+DUCKDB_HOMES: tuple[str, ...] = ("refill.warehouse",)  # the one boundary to the engine
+PREFECT_HOMES: tuple[str, ...] = ("flows",)  # the Prefect flows, tasks and artifacts
 
 
 def modules(packages: list[str]) -> dict[str, Path]:
@@ -52,7 +52,7 @@ def internal_edges(found: dict[str, Path]) -> dict[str, set[str]]:
     for name, path in found.items():
         targets = set()
         for imported in imports_of(path):
-            # `from flows import board` names flows.board; `import flows.ops` names flows.ops
+            # `from refill.views import board` names refill.views.board: trim to a module
             while imported and imported not in found:
                 imported = imported.rpartition(".")[0]
             if imported and imported != name and not name.startswith(imported + "."):

@@ -4,7 +4,7 @@
         engine parses itself: day, is_ready, reason, part_files, manifest_files,
         manifest_records, exported_at, source_fingerprint. No value from the landing is
         rendered into SQL text: the verdicts arrive as JSON from the readiness rule
-        (flows/readiness.py, which validated every field) and from_json types them.
+        (refill/rules/readiness.py, which validated every field) and from_json types them.
     --#}
     {{ return(adapter.dispatch('refill_landed_manifests', 'refill')(dataset, window)) }}
 {% endmacro %}

@@ -7,7 +7,7 @@
 {% endmacro %}
 
 {% macro duckdb__refill_landing_root() %}
-    {#-- Asks flows.settings (through the plugin) so dbt and the flows resolve the same folder. --#}
+    {#-- Asks refill.settings (through the plugin) so dbt and the flows resolve the same folder. --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {{ return(run_query('select refill_landing_root()').columns[0].values()[0]) }}
 {% endmacro %}

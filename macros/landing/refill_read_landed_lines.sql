@@ -4,7 +4,7 @@
         text, with its file, 1-based line number, partition day and whether its bytes
         were valid UTF-8. Lines are read as text, not as JSON, because a JSON reader that
         skips bad lines cannot say which line it skipped, and quarantine needs exactly
-        that. The paths were validated by the readiness rule (flows/readiness.py) and
+        that. The paths were validated by the readiness rule (refill/rules/readiness.py) and
         reach SQL only through refill_string_literal.
     --#}
     {{ return(adapter.dispatch('refill_read_landed_lines', 'refill')(part_files)) }}

@@ -1,6 +1,6 @@
 {% macro refill_require_landing_ready(dataset, window) %}
     {#--
-        The readiness gate inside dbt. The rule itself lives in flows/readiness.py (one
+        The readiness gate inside dbt. The rule itself lives in refill/rules/readiness.py (one
         home, shared with the Prefect flows); this macro asks it about every day of the
         window and stops the run before anything is written if any day is not ready,
         naming every such day. Returns the verdicts (one dict per day, with the

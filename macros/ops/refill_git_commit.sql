@@ -1,5 +1,5 @@
 {% macro refill_git_commit() %}
-    {#-- The git commit of the project, from flows/code_version.py (its one home). --#}
+    {#-- The git commit of the project, from refill/code_version.py (its one home). --#}
     {{ return(adapter.dispatch('refill_git_commit', 'refill')()) }}
 {% endmacro %}
 

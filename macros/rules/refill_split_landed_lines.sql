@@ -5,7 +5,7 @@
         `landing_root`), partition day (the file's dt= folder), 1-based line number,
         text (a trailing carriage return dropped) and whether its bytes are valid UTF-8.
         A file that ends with a newline splits into one empty piece after it: not a line,
-        the same count as flows.readiness.count_lines, which the manifest is checked
+        the same count as refill.rules.readiness.count_lines, which the manifest is checked
         against.
 
         A file of valid UTF-8 (the common case) is decoded and split as text. A file

@@ -1,0 +1,453 @@
+"""The `refill` command line: a thin layer over the flows and the status queries.
+
+Every command says what it is about to do, and on failure prints one line,
+`refill: error: ...`, once, and exits non-zero (refill.errors says which status: 2 for a
+usage error, 1 for a failure or refusal about the data, 130 when interrupted); the
+warehouse is then as it was. Prefect's log and the flow run's state keep the detail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.metadata
+import logging
+import os
+import shlex
+import sys
+from datetime import UTC, datetime, timedelta
+
+from flows.backfill import DEFAULT_CHUNK_DAYS, DEFAULT_CHUNK_LINES
+from refill import interrupts
+from refill.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RefillError
+from refill.rules import planning
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"refill: error: {message} (see `{self.prog} --help`)\n")
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """`--help` shows each option's default, unless its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            default is None
+            or default is False
+            or default == argparse.SUPPRESS
+            or "default" in text
+            or f"({default})" in text
+            or not action.option_strings
+        ):
+            return text
+        shown = ",".join(f"{v:g}" for v in default) if isinstance(default, list) else default
+        if isinstance(default, float):
+            shown = f"{default:g}"
+        return f"{text} (default: {shown})".strip()
+
+
+class _FailureShownOnce(logging.Filter):
+    """On the terminal, a failure is the command's one `refill: error:` line: Prefect's
+    error records of the run (a task's failure, the flow's Failed state) stay in the flow
+    run's log in the API, not on the console. Retries and progress still show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(("prefect.flow_runs", "prefect.task_runs")):
+            return True
+        if record.levelno >= logging.ERROR:
+            return False
+        return not str(record.msg).startswith("Finished in state Failed")
+
+
+def show_failures_once() -> None:
+    """Install _FailureShownOnce on Prefect's console handlers (set up by importing it)."""
+    import prefect.main  # noqa: F401 (configures Prefect's logging)
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    loggers = [logging.getLogger(), *map(logging.getLogger, logging.root.manager.loggerDict)]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", []):
+            if isinstance(handler, PrefectConsoleHandler) and not any(
+                isinstance(f, _FailureShownOnce) for f in handler.filters
+            ):
+                handler.addFilter(_FailureShownOnce())
+
+
+def version_line() -> str:
+    def of(package: str) -> str:
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (
+        f"refill {of('refill')} (dbt-core {of('dbt-core')}, dbt-duckdb {of('dbt-duckdb')}, "
+        f"prefect {of('prefect')})"
+    )
+
+
+def _delays(raw: str) -> list[float]:
+    try:
+        return [float(part) for part in raw.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not a comma-separated list of seconds"
+        ) from None
+
+
+def _day(name: str):
+    def parse(raw: str):
+        try:
+            return planning.parse_day(name, raw)
+        except RefillError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+def _command_line() -> str:
+    return shlex.join(["refill", *sys.argv[1:]])
+
+
+def _start_flow_command(select: str | None = None) -> None:
+    """What a flow command does once its options are valid: arm Ctrl-C and SIGTERM, start
+    the temporary Prefect server in the background, and meanwhile parse the dbt project
+    (and resolve --select), so a typo is reported without waiting for the server."""
+    from flows import prefect_server
+    from refill.warehouse.dbt_runner import shared_project
+
+    interrupts.arm()
+    prefect_server.start_in_background()
+    project = shared_project()
+    if select:
+        project.resolve_selection(select)
+    else:
+        project.manifest  # noqa: B018 (parsed now, while the server starts)
+    interrupts.raise_if_requested("before the run started")
+
+
+def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace) -> None:
+    """Plan the backfill now, while the Prefect server starts: a plan that restates
+    published days without --yes is refused here, after its plan, not after the server."""
+    from flows.backfill import plan_backfill, refuse_unsigned_restatement
+    from refill.warehouse.dbt_runner import shared_project
+
+    _, _, plan = plan_backfill(
+        shared_project(),
+        window,
+        args.select,
+        chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
+        order=args.order,
+        restate=args.restate,
+        on_missing=args.on_missing,
+    )
+    if plan.restated:
+        print("\n".join(plan.describe()))
+        refuse_unsigned_restatement(plan)
+
+
+def cmd_daily(args: argparse.Namespace) -> int:
+    from flows.daily import daily
+    from flows.tasks import run_flow
+
+    day = (
+        planning.parse_day("date", args.date)
+        if args.date
+        else datetime.now(UTC).date() - timedelta(days=1)
+    )
+    print(f"refill daily: building logical date {day} (wait for the file up to {args.wait:g}s)")
+    _start_flow_command()
+    show_failures_once()
+    report = run_flow(
+        daily,
+        logical_date=day,
+        wait_for_ready_seconds=args.wait,
+        poll_seconds=args.poll,
+        lock_wait_seconds=args.lock_wait,
+        retries=args.retries,
+        retry_delay_seconds=args.retry_delay,
+        # Without --date it is the schedule's own run (yesterday): it signs off its date.
+        # A date given by hand that is published restates numbers: --yes, as a backfill.
+        confirm=args.yes or not args.date,
+        command_line=_command_line(),
+    )
+    print(f"refill daily: {report.message} in {report.seconds:.1f}s")
+    return EXIT_OK
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    window = planning.parse_range(args.start, args.end)
+    planning.validate_options(
+        args.order, args.chunk_days, args.max_concurrency, args.on_missing, args.chunk_lines
+    )
+    from flows.backfill import backfill
+    from flows.tasks import run_flow
+
+    print(
+        f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s)"
+        + (f" and {args.chunk_lines:,} lines" if args.chunk_lines else "")
+        + f", on-missing {args.on_missing}"
+        + (", restating published days" if args.restate else "")
+        + (", dry run" if args.dry_run else "")
+    )
+    _start_flow_command(args.select)
+    show_failures_once()
+    if not args.yes and not args.dry_run:
+        _refuse_before_the_run(window, args)
+    report = run_flow(
+        backfill,
+        start=window.start,
+        end=window.end,
+        order=args.order,
+        chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
+        max_concurrency=args.max_concurrency,
+        restate=args.restate,
+        confirm=args.yes,
+        dry_run=args.dry_run,
+        on_missing=args.on_missing,
+        select=args.select,
+        retries=args.retries,
+        retry_delay_seconds=args.retry_delay,
+        wait_for_late_seconds=args.wait,
+        poll_seconds=args.poll,
+        lock_wait_seconds=args.lock_wait,
+        command_line=_command_line(),
+    )
+    if args.dry_run:
+        print("\n".join(report.plan.describe()))
+        print("refill backfill: dry run, nothing written")
+    else:
+        print(f"refill backfill: {report.summary()}")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from refill.views import status
+    from refill.warehouse.dbt_runner import shared_project
+
+    window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
+    print(f"refill status: {window}")
+    statuses = status.collect_for(shared_project(), window)
+    print("\n".join(status.data_as_of_lines()))
+    print(status.status_table(statuses))
+    return EXIT_OK
+
+
+def cmd_gaps(args: argparse.Namespace) -> int:
+    from refill.views import status
+    from refill.warehouse.dbt_runner import shared_project
+
+    window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
+    print(f"refill gaps: {window} (hour holes of {args.min_hole_hours}h or more)")
+    statuses = status.collect_for(shared_project(), window)
+    holes = status.find_hour_holes(status.read_hourly_counts(window), args.min_hole_hours)
+    report = status.find_gaps(statuses, holes)
+    print("\n".join(report.lines()))
+    # Gaps found and not fixed: exit 1, for CI and cron. A day not landed yet is not a
+    # gap refill can fix; it is listed, and does not change the status.
+    found = EXIT_FAILURE if report.days_to_fix else EXIT_OK
+    if not args.fix or not report.days_to_fix:
+        return found
+    from flows.backfill import backfill
+    from flows.tasks import run_flow
+
+    days = report.days_to_fix
+    _start_flow_command()
+    print(f"refill gaps --fix: rebuilding {len(days)} day(s) newest-first")
+    show_failures_once()
+    result = run_flow(
+        backfill,
+        start=days[0],
+        end=days[-1],
+        order="newest-first",
+        chunk_days=args.chunk_days,
+        chunk_lines=args.chunk_lines,
+        confirm=args.yes,
+        only_days=days,
+        retries=args.retries,
+        retry_delay_seconds=args.retry_delay,
+        command_line=_command_line(),
+    )
+    print(f"refill gaps --fix: {result.summary()}")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from refill.demo import prepare_folder, run_demo, use_folder
+
+    folder = prepare_folder(args.folder)  # refuses a folder the demo did not make
+    use_folder(folder)
+    _start_flow_command()
+    return run_demo(folder)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="refill",
+        description="Safe backfills and reruns of partitioned data.",
+        epilog="exit status: 0 ok, 1 a failure or refusal (gaps: gaps found), 2 a usage "
+        "error, 130 interrupted",
+        formatter_class=DefaultsShown,
+    )
+    parser.add_argument("--version", action="version", version=version_line())
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        parser_class=functools.partial(OneLineParser, formatter_class=DefaultsShown),
+    )
+
+    def chunk_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--chunk-days",
+            type=int,
+            default=DEFAULT_CHUNK_DAYS,
+            help="at most this many days per dbt invocation",
+        )
+        command.add_argument(
+            "--chunk-lines",
+            type=int,
+            default=DEFAULT_CHUNK_LINES,
+            help="at most this many landed lines per chunk, 0: no limit",
+        )
+
+    def retry_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--retries",
+            type=int,
+            default=3,
+            help="attempts per chunk; only a transient failure (the warehouse busy, an I/O "
+            "error) is retried, a deterministic one fails at once",
+        )
+        command.add_argument(
+            "--retry-delay",
+            type=_delays,
+            default=[300.0, 600.0],
+            help="seconds between attempts, comma-separated",
+        )
+        command.add_argument(
+            "--lock-wait", type=float, default=900, help="seconds to wait for the warehouse"
+        )
+
+    daily = commands.add_parser("daily", help="build one logical date")
+    daily.add_argument("--date", help="logical date YYYY-MM-DD (default: yesterday, UTC)")
+    daily.add_argument("--wait", type=float, default=0, help="seconds to wait for the file")
+    daily.add_argument("--poll", type=float, default=60, help="seconds between readiness checks")
+    daily.add_argument("--yes", action="store_true", help="sign off restating a published --date")
+    retry_options(daily)
+    daily.set_defaults(handler=cmd_daily)
+
+    backfill = commands.add_parser("backfill", help="rebuild an explicit range in chunks")
+    backfill.add_argument("--start", help="first day, YYYY-MM-DD (required)")
+    backfill.add_argument("--end", help="last day, YYYY-MM-DD, inclusive (required)")
+    backfill.add_argument(
+        "--order", default="newest-first", choices=planning.ORDERS, help="which chunks first"
+    )
+    chunk_options(backfill)
+    backfill.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=1,
+        help="chunks at once; on DuckDB one chunk at a time (one process writes the file; "
+        "DuckDB uses every core inside a chunk): the value is recorded in the run log",
+    )
+    backfill.add_argument(
+        "--restate", action="store_true", help="rebuild published days that are current"
+    )
+    backfill.add_argument("--yes", action="store_true", help="sign off restating published days")
+    backfill.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    backfill.add_argument(
+        "--on-missing",
+        default="fail",
+        choices=planning.ON_MISSING,
+        help="a day not ready: stop before it, skip it, or wait for it",
+    )
+    backfill.add_argument("--select", help="dbt selection; downstream models come along")
+    backfill.add_argument(
+        "--wait", type=float, default=3 * 3600, help="--on-missing wait: seconds to wait"
+    )
+    backfill.add_argument(
+        "--poll", type=float, default=300, help="--on-missing wait: seconds between checks"
+    )
+    retry_options(backfill)
+    backfill.set_defaults(handler=cmd_backfill)
+
+    for name, handler, text in (
+        ("status", cmd_status, "a table per day: ready, state, code version, rows vs source"),
+        ("gaps", cmd_gaps, "missing, failed and stale days, and hour holes; exit 1 if any"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument(
+            "--start",
+            type=_day("start"),
+            help="first day, YYYY-MM-DD (default: 14 days before --end)",
+        )
+        command.add_argument("--end", type=_day("end"), help="last day (default: yesterday)")
+        if name == "gaps":
+            command.add_argument("--fix", action="store_true", help="backfill them, newest-first")
+            command.add_argument("--yes", action="store_true", help="sign off restating")
+            command.add_argument(
+                "--min-hole-hours", type=int, default=3, help="report hour holes this long"
+            )
+            chunk_options(command)
+            retry_options(command)
+        command.set_defaults(handler=handler)
+
+    from refill import cutover
+
+    cut = commands.add_parser("cutover", help="switch a versioned model's readers to a version")
+    cutover.add_arguments(cut)
+    cut.set_defaults(handler=cutover.main)
+
+    from refill.views import board
+
+    pictured = commands.add_parser("board", help="the partition board: an HTML page of the days")
+    board.add_arguments(pictured)
+    pictured.set_defaults(handler=board.main)
+
+    demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
+    demo.add_argument(
+        "--folder",
+        default="data/demo",
+        help="where the demo writes; wiped, if the demo made it (default: data/demo)",
+    )
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
+    """Run one command and return its exit status. `as_program` (the `refill` program, the
+    harness's child process): a signal after the command ended exits with this status."""
+    interrupts.stop_at_once_until_armed()
+    parser = build_parser()
+    status = EXIT_INTERRUPTED  # if anything escapes, the `finally` still has a status
+    try:
+        args = parser.parse_args(argv)
+        status = args.handler(args)
+    except RefillError as error:
+        print(f"refill: error: {error}", file=sys.stderr)
+        status = error.exit_code
+    except interrupts.Interrupted as stop:
+        # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary
+        print(f"refill: {stop}", flush=True)
+        status = EXIT_INTERRUPTED
+    finally:
+        interrupts.disarm(exit_status=status if as_program else None)
+    return status
+
+
+def program() -> None:
+    """The `refill` console script."""
+    interrupts.end_process(main(as_program=True))
+
+
+if __name__ == "__main__":
+    program()

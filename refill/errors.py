@@ -1,0 +1,79 @@
+"""refill's errors, the exit status each one gives, and which failures a retry can help.
+
+Exit statuses (the one home for them; `refill` returns these):
+  0    success (and `refill gaps` found nothing)
+  1    a failure or a refusal about the data: a day not ready, an audit mismatch, a
+       restatement without sign-off, a warehouse held too long; `refill gaps` found gaps
+  2    a usage error: an argument or option value that cannot be right on any data
+  130  interrupted (Ctrl-C or SIGTERM), as shells report SIGINT
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class FailedStep(StrEnum):
+    """Where a failure happened: ops.partition_attempts.failed_step (contract D4)."""
+
+    READINESS = "readiness"
+    BUILD = "build"
+    AUDIT = "audit"
+    PUBLISH = "publish"
+    INTERRUPTED = "interrupted"
+    LOCK = "lock"
+    OTHER = "other"
+
+
+class RefillError(RuntimeError):
+    """A refusal or failure, said in one line: what, for which partition, what to do next.
+
+    `transient`: a retry after a pause can succeed (the warehouse busy, an I/O hiccup);
+    otherwise the same inputs fail the same way and a retry only delays the news.
+    """
+
+    exit_code = EXIT_FAILURE
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        failed_step: FailedStep = FailedStep.OTHER,
+    ):
+        super().__init__(message)
+        self.transient = transient
+        self.failed_step = FailedStep(failed_step)
+
+    def __reduce__(self):
+        # Keyword-only state survives pickling (Prefect keeps a failed run's exception).
+        return _rebuild, (type(self), str(self), self.transient, str(self.failed_step))
+
+
+def _rebuild(cls, message: str, transient: bool, failed_step: str) -> RefillError:
+    return cls(message, transient=transient, failed_step=FailedStep(failed_step))
+
+
+class UsageError(RefillError):
+    """An argument or option whose value cannot be right, whatever the data: exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a retry after a pause can help: refill's own verdict, or for an error refill
+    did not raise, DuckDB's I/O errors (a file lock held by another process, a hiccup)."""
+    import duckdb
+
+    from refill.warehouse.locking import LockTimeout
+
+    if isinstance(error, LockTimeout):  # the holder finishes; waiting again can succeed
+        return True
+    if isinstance(error, RefillError):
+        return error.transient
+    return isinstance(error, duckdb.IOException)

@@ -1,0 +1,1 @@
+"""Pure rules: no warehouse, no dbt, no Prefect, no clock."""

@@ -1,0 +1,198 @@
+"""Pure decisions of a backfill: the range, each day's state, the chunks and their order.
+
+No warehouse, no dbt, no clock: everything here is a function of its arguments,
+unit-tested on its own. The flows gather the facts and call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import StrEnum
+
+from refill.errors import UsageError
+
+ORDERS = ("newest-first", "oldest-first")
+ON_MISSING = ("fail", "skip", "wait")
+
+
+class DayState(StrEnum):
+    """What a day needs, from the ledger, the attempts and the landing."""
+
+    PUBLISHED = "published"  # every model published with the current code and source
+    MISSING = "missing"  # some model has never published the day
+    FAILED = "failed"  # the latest attempt failed after the last publish
+    STALE = "stale"  # published, but the source was re-exported or the code changed
+    NOT_READY = "not ready"  # the landing is not complete: nothing can be built yet
+
+
+NEEDS_WORK = (DayState.MISSING, DayState.FAILED, DayState.STALE)
+
+
+@dataclass(frozen=True)
+class DateRange:
+    start: date
+    end: date
+
+    @property
+    def days(self) -> list[date]:
+        return [self.start + timedelta(days=n) for n in range((self.end - self.start).days + 1)]
+
+    def __str__(self) -> str:
+        return f"{self.start}..{self.end}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Consecutive days built by one dbt invocation (one window)."""
+
+    start: date
+    end: date
+
+    @property
+    def days(self) -> list[date]:
+        return DateRange(self.start, self.end).days
+
+    def __str__(self) -> str:
+        return str(self.start) if self.start == self.end else f"{self.start}..{self.end}"
+
+
+def parse_day(name: str, raw: str | date | None) -> date:
+    """An ISO date from the command line or a deployment parameter (a bad one is a usage
+    error, as every value refused here: exit 2)."""
+    if isinstance(raw, date):
+        return raw
+    if raw is None or str(raw).strip() == "":
+        raise UsageError(f"--{name} is required (an ISO date, YYYY-MM-DD); there is no default")
+    try:
+        return date.fromisoformat(str(raw).strip())
+    except ValueError:
+        raise UsageError(f"--{name} {raw!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def parse_range(start: str | date | None, end: str | date | None) -> DateRange:
+    """An explicit, inclusive range: a backfill has no default."""
+    if start is None and end is None:
+        raise UsageError("a backfill needs an explicit range: --start YYYY-MM-DD --end YYYY-MM-DD")
+    first, last = parse_day("start", start), parse_day("end", end)
+    if last < first:
+        raise UsageError(f"--end {last} is before --start {first}")
+    return DateRange(first, last)
+
+
+def validate_options(
+    order: str, chunk_days: int, max_concurrency: int, on_missing: str, chunk_lines: int = 0
+) -> None:
+    if order not in ORDERS:
+        raise UsageError(f"--order {order!r} is not one of {', '.join(ORDERS)}")
+    if not isinstance(chunk_days, int) or chunk_days < 1:
+        raise UsageError(f"--chunk-days must be a whole number of days >= 1, got {chunk_days!r}")
+    if not isinstance(chunk_lines, int) or chunk_lines < 0:
+        raise UsageError(
+            f"--chunk-lines must be a whole number >= 0 (0: no limit), got {chunk_lines!r}"
+        )
+    if not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise UsageError(f"--max-concurrency must be >= 1, got {max_concurrency!r}")
+    if on_missing not in ON_MISSING:
+        raise UsageError(f"--on-missing {on_missing!r} is not one of {', '.join(ON_MISSING)}")
+
+
+def day_state(
+    *,
+    is_ready: bool,
+    published: dict[str, tuple[str, str | None]],
+    models: Sequence[str],
+    current_code_versions: dict[str, str],
+    source_fingerprint: str | None,
+    last_attempt_failed: bool,
+) -> DayState:
+    """The state of one day across `models`, the first that applies:
+
+    NOT_READY  the landing is incomplete: nothing can be built (published rows stay);
+    STALE      a model published it from another source export or other code: rebuilding
+               changes published numbers, so it needs sign-off;
+    FAILED     the latest attempt failed after the last publish;
+    MISSING    some model never published it;
+    PUBLISHED  every model published it from this source with this code.
+
+    published: model -> (code_version, source_fingerprint) of its ledger row for the day.
+    """
+    if not is_ready:
+        return DayState.NOT_READY
+    for model in models:
+        if model not in published:
+            continue
+        code_version, fingerprint = published[model]
+        if code_version != current_code_versions.get(model, code_version):
+            return DayState.STALE
+        if fingerprint != source_fingerprint:
+            return DayState.STALE
+    if last_attempt_failed:
+        return DayState.FAILED
+    if any(model not in published for model in models):
+        return DayState.MISSING
+    return DayState.PUBLISHED
+
+
+def days_to_build(states: dict[date, DayState], restate: bool) -> list[date]:
+    """Missing, failed and stale days; published ones too when restating."""
+    wanted = set(NEEDS_WORK) | ({DayState.PUBLISHED} if restate else set())
+    return sorted(day for day, state in states.items() if state in wanted)
+
+
+def plan_chunks(
+    days: Iterable[date],
+    chunk_days: int,
+    order: str,
+    *,
+    lines: Mapping[date, int] | None = None,
+    chunk_lines: int | None = None,
+) -> list[Chunk]:
+    """Cut days into windows of consecutive days, in `order`.
+
+    A chunk holds at most `chunk_days` days and, when `chunk_lines` is given, at most
+    that many landed lines (`lines`: the day's manifest records), so a chunk's memory
+    follows its data, not the calendar; a day above the limit gets a chunk of its own.
+    A chunk never spans a day that is not in `days`: a window is a range, and a
+    published day inside it would be rewritten for nothing.
+    """
+    chunks: list[Chunk] = []
+    run: list[date] = []
+    for day in sorted(set(days)):
+        if run and (day - run[-1]).days != 1:
+            chunks += _cut(run, chunk_days, lines or {}, chunk_lines)
+            run = []
+        run.append(day)
+    chunks += _cut(run, chunk_days, lines or {}, chunk_lines)
+    return list(reversed(chunks)) if order == "newest-first" else chunks
+
+
+def _cut(
+    run: list[date], chunk_days: int, lines: Mapping[date, int], chunk_lines: int | None
+) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    first, held = 0, 0
+    for index, day in enumerate(run):
+        landed = lines.get(day) or 0
+        full = index - first >= chunk_days or (chunk_lines and held + landed > chunk_lines)
+        if index > first and full:
+            chunks.append(Chunk(run[first], run[index - 1]))
+            first, held = index, 0
+        held += landed
+    if run:
+        chunks.append(Chunk(run[first], run[-1]))
+    return chunks
+
+
+def effective_concurrency(requested: int, adapter_type: str) -> tuple[int, str | None]:
+    """How many chunks run at once, and the one line that says so when it is not what was
+    asked. DuckDB has one writing process per file: chunks run one at a time there (the
+    flows record both numbers in the run log; an engine that can run chunks in parallel
+    gives the value its meaning)."""
+    if adapter_type == "duckdb" and requested > 1:
+        return 1, (
+            f"--max-concurrency {requested}: DuckDB runs one chunk at a time (one process "
+            "writes the file, and DuckDB uses every core inside each chunk)"
+        )
+    return requested, None

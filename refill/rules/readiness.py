@@ -1,0 +1,271 @@
+"""The readiness rule: when a landed day may be computed. Its one home.
+
+dbt calls it through a DuckDB function that `refill.warehouse.dbt_plugin` registers (the
+staging model refuses a window with an unready day); the Prefect flows call it
+directly before they build or while they wait for a late file.
+
+A day is ready only when its `_SUCCESS` manifest exists, parses, names the day,
+and agrees with the part files it describes: the number of files and the number
+of lines (every line, malformed or not, is a record).
+
+It is also the input boundary: the one definition of a valid manifest and of a valid
+part-file name. Every manifest field staging uses is checked here for its JSON type
+and format (`MANIFEST_FIELDS`), every part file's name against `PART_NAME`, and a
+value that fails makes the day not ready with a one-line reason naming the field.
+What a ready verdict carries is therefore safe to use: dbt reads the verdicts as JSON
+the engine parses itself (stg_payments__manifests), never as SQL text.
+
+One process asks about the same day several times (the plan, dbt's gate in each
+chunk, the board at the end); the per-file work, a line count and a hash, is
+memoized by the file's identity, so an unchanged file is read once per process
+and a rewritten one is always read again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+MANIFEST_NAME = "_SUCCESS"
+PART_GLOB = "part-*.jsonl"
+_DT_FOLDER = re.compile(r"dt=(\d{4}-\d{2}-\d{2})", re.ASCII)  # whole name (fullmatch)
+# A part file's name: no quote, glob character, path separator or space can be in it.
+# Its path becomes a file name the engine reads (quoted once more by refill_string_literal).
+PART_NAME = re.compile(r"part-[A-Za-z0-9_-]{1,64}\.jsonl")  # whole name (fullmatch)
+PART_NAME_RULE = "part-<1 to 64 letters, digits, - or _>.jsonl"
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+# exported_at: ISO-8601 in UTC, to the second or to the microsecond (what the warehouse's
+# timestamp holds), `Z` or `+00:00`. Staging reads it as the canonical form below.
+_EXPORTED_AT = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,6})?(Z|\+00:00)", re.ASCII)
+EXPORTED_AT_RULE = "an ISO-8601 UTC time, YYYY-MM-DDTHH:MM:SS[.ffffff]Z"
+_MAX_COUNT = 2**63 - 1  # the warehouse's bigint
+MANIFEST_FIELDS = ("dt", "files", "records", "exported_at")
+# A landing root becomes a path the engine reads: glob characters would make it a pattern.
+_LANDING_ROOT_FORBIDDEN = re.compile(r"[*?\[\]{}\\\x00-\x1f\x7f]")
+# A file changed this recently may still be changing within the file system's clock
+# granularity (a rewrite of the same size in the same tick keeps its mtime): it is read
+# again on every call until it is older than this, as git treats "racily clean" files.
+SETTLED_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class DayReadiness:
+    """The verdict for one landed day, and what the manifest says about it."""
+
+    day: date
+    is_ready: bool
+    reason: str  # "ready", or why not, in words an on-call engineer can act on
+    part_files: list[str] = field(default_factory=list)  # relative to the landing root
+    manifest_files: int | None = None
+    manifest_records: int | None = None
+    exported_at: str | None = None
+    source_fingerprint: str | None = None
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["day"] = self.day.isoformat()
+        return data
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as the manifest counts them: a final line without a newline still counts."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def day_folder(landing_root: Path, dataset: str, day: date) -> Path:
+    return landing_root / dataset / f"dt={day.isoformat()}"
+
+
+def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
+    """Decide whether `dataset` has fully landed for `day`."""
+    folder = day_folder(landing_root, dataset, day)
+    if not folder.is_dir():
+        return DayReadiness(day, False, "no landing folder")
+    manifest_path = folder / MANIFEST_NAME
+    if not manifest_path.is_file():
+        return DayReadiness(day, False, "no _SUCCESS manifest")
+
+    manifest_bytes = manifest_path.read_bytes()
+    manifest, problem = parse_manifest(manifest_bytes, day)
+    if manifest is None:
+        return DayReadiness(day, False, problem)
+    manifest_files, manifest_records, exported_at = manifest
+
+    parts = sorted(folder.glob(PART_GLOB))
+    for part in parts:
+        if not PART_NAME.fullmatch(part.name):
+            return DayReadiness(
+                day, False, f"part file name {_shown(part.name)} is not {PART_NAME_RULE}"
+            )
+        if not part.is_file():
+            return DayReadiness(day, False, f"part file {part.name} is not a regular file")
+    relative_parts = [p.relative_to(landing_root).as_posix() for p in parts]
+    partial = DayReadiness(
+        day, False, "", relative_parts, manifest_files, manifest_records, exported_at
+    )
+    if len(parts) != manifest_files:
+        return _with_reason(partial, f"_SUCCESS lists {manifest_files} files, found {len(parts)}")
+
+    summaries = [part_summary(p) for p in parts]
+    lines = sum(summary.lines for summary in summaries)
+    if lines != manifest_records:
+        return _with_reason(
+            partial, f"_SUCCESS lists {manifest_records} records, files hold {lines}"
+        )
+
+    return DayReadiness(
+        day,
+        True,
+        "ready",
+        relative_parts,
+        manifest_files,
+        manifest_records,
+        exported_at,
+        source_fingerprint(manifest_bytes, [summary.sha256 for summary in summaries]),
+    )
+
+
+def parse_manifest(manifest_bytes: bytes, day: date) -> tuple[tuple | None, str]:
+    """The manifest's (files, records, exported_at) when every field is valid, else the reason.
+
+    The one definition of a valid manifest: a UTF-8 JSON object with
+    - dt: the folder's day, as YYYY-MM-DD;
+    - files, records: JSON integers from 0 to 2**63-1 (not booleans, strings or fractions);
+    - exported_at: EXPORTED_AT_RULE, returned in its canonical form
+      (YYYY-MM-DDTHH:MM:SS[.ffffff]Z), the one form staging parses.
+    Other fields are ignored: they never reach SQL.
+    """
+    try:
+        manifest = json.loads(manifest_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict):
+        return None, "_SUCCESS is not a JSON object with dt, files, records and exported_at"
+    for name in MANIFEST_FIELDS:
+        if name not in manifest:
+            return None, f"_SUCCESS has no {name}"
+
+    manifest_day = manifest["dt"]
+    if manifest_day != day.isoformat():
+        shown = manifest_day if _is_iso_day(manifest_day) else _shown(manifest_day)
+        return None, f"_SUCCESS names dt {shown}"
+    counts = []
+    for name in ("files", "records"):
+        value = manifest[name]
+        if type(value) is not int or not 0 <= value <= _MAX_COUNT:
+            return None, f"_SUCCESS {name} {_shown(value)} is not a whole number >= 0"
+        counts.append(value)
+    exported_at = canonical_exported_at(manifest["exported_at"])
+    if exported_at is None:
+        shown = _shown(manifest["exported_at"])
+        return None, f"_SUCCESS exported_at {shown} is not {EXPORTED_AT_RULE}"
+    return (counts[0], counts[1], exported_at), ""
+
+
+def canonical_exported_at(value: object) -> str | None:
+    """`value` as YYYY-MM-DDTHH:MM:SS[.ffffff]Z when it is a valid UTC time, else None."""
+    match = _EXPORTED_AT.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    seconds, fraction, _zone = match.groups()
+    try:
+        moment = datetime.fromisoformat(seconds)
+    except ValueError:  # the shape is right, the calendar is not (2026-02-30, 25:00)
+        return None
+    if fraction:
+        moment = moment.replace(microsecond=int(fraction[1:].ljust(6, "0")))
+    return moment.isoformat(timespec="microseconds" if fraction else "seconds") + "Z"
+
+
+def landing_root_problem(landing_root: Path) -> str | None:
+    """Why the landing root cannot be read as one literal folder by the engine, if it cannot."""
+    if _LANDING_ROOT_FORBIDDEN.search(landing_root.as_posix()):
+        return "holds a glob character, a backslash or a control character"
+    return None
+
+
+def _is_iso_day(value: object) -> bool:
+    return isinstance(value, str) and bool(_ISO_DAY.fullmatch(value))
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """A value from the landing, quoted on one ASCII line and cut short: safe in a message."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class PartSummary:
+    """What the rule needs of one part file: its lines and the hash of its bytes."""
+
+    lines: int
+    sha256: bytes
+
+
+def part_summary(path: Path) -> PartSummary:
+    """The part file's summary, read once per identity (path, size, mtime, ctime, inode)."""
+    stat = path.stat()
+    if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < SETTLED_NS:
+        return _summarize(path.read_bytes())
+    identity = (os.fspath(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+    return _settled_part_summary(identity)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _settled_part_summary(identity: tuple) -> PartSummary:
+    return _summarize(Path(identity[0]).read_bytes())
+
+
+def _summarize(content: bytes) -> PartSummary:
+    return PartSummary(count_lines(content), hashlib.sha256(content).digest())
+
+
+def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:
+    """What a re-export changes: the manifest and the bytes it describes (by their sha256)."""
+    digest = hashlib.sha256(manifest_bytes)
+    for part_digest in part_digests:
+        digest.update(part_digest)
+    return digest.hexdigest()[:16]
+
+
+def window_readiness(
+    landing_root: Path, dataset: str, start: date, end: date
+) -> list[DayReadiness]:
+    """The verdict for every day of an inclusive window."""
+    return [
+        day_readiness(landing_root, dataset, start + timedelta(days=offset))
+        for offset in range((end - start).days + 1)
+    ]
+
+
+def landed_days(landing_root: Path, dataset: str) -> list[date]:
+    """Every day with a `dt=` folder, ready or not: a full refresh must see the unready ones."""
+    root = landing_root / dataset
+    if not root.is_dir():
+        return []
+    days = []
+    for child in root.iterdir():
+        match = _DT_FOLDER.fullmatch(child.name)
+        if match and child.is_dir():
+            with contextlib.suppress(ValueError):  # dt=2026-02-30 names no day: not a partition
+                days.append(date.fromisoformat(match.group(1)))
+    return sorted(days)
+
+
+def describe_unready(verdicts: list[DayReadiness]) -> str:
+    """One line naming every unready day and why, for an error message."""
+    return "; ".join(f"{v.day.isoformat()} ({v.reason})" for v in verdicts if not v.is_ready)
+
+
+def _with_reason(verdict: DayReadiness, reason: str) -> DayReadiness:
+    return DayReadiness(**{**asdict(verdict), "reason": reason})

@@ -1,0 +1,1 @@
+"""What people read: status and gaps text, the board, reports."""

@@ -1,0 +1,192 @@
+"""`refill status` and `refill gaps`: the terminal views of partition_status.collect.
+
+They are reading commands: they read the warehouse through ops.read_warehouse (never
+making a writer fail), and a warehouse that is not there is an error naming its path."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from refill import settings
+from refill.rules import planning
+from refill.rules.planning import DayState
+from refill.warehouse import ops, partition_status
+from refill.warehouse.dbt_runner import DbtProject
+
+DEFAULT_DAYS = 14
+
+
+@dataclass(frozen=True)
+class HourHole:
+    day: date
+    first_hour: int
+    last_hour: int  # inclusive
+
+    @property
+    def hours(self) -> int:
+        return self.last_hour - self.first_hour + 1
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.first_hour:02d}:00-{self.last_hour + 1:02d}:00 ({self.hours}h)"
+
+
+def default_window(today: date, start: date | None, end: date | None) -> planning.DateRange:
+    """The given range, or the last DEFAULT_DAYS days before today."""
+    end = end or today - timedelta(days=1)
+    start = start or end - timedelta(days=DEFAULT_DAYS - 1)
+    return planning.parse_range(start, end)
+
+
+def collect_for(
+    project: DbtProject,
+    window: planning.DateRange,
+    select: str | None = None,
+    connection=None,
+):
+    """The days of `window` as a reading command sees them (on `connection` when given)."""
+    warehouse = settings.warehouse_path()
+    if connection is None:
+        ops.check_readable(warehouse)  # before dbt parses (which makes the folder for a build)
+    selection = project.resolve_selection(select)
+    versions = project.code_versions()
+    with _reading(warehouse, connection, "status") as reading:
+        return partition_status.collect(
+            warehouse, settings.landing_root(), window, selection.models, versions, reading
+        )
+
+
+@contextlib.contextmanager
+def _reading(warehouse: Path, connection, reader: str) -> Iterator:
+    """`connection` when the caller reads already; else a read of its own."""
+    if connection is not None:
+        yield connection
+        return
+    with ops.read_warehouse(warehouse, reader=reader, on_wait=_say_waiting) as own:
+        yield own
+
+
+def _say_waiting(holder) -> None:
+    """A terminal command that waits for a build in progress says for whom, once."""
+    print(f"refill: waiting for the warehouse, held by {holder.describe()}", file=sys.stderr)
+
+
+def status_table(statuses: list[partition_status.DayStatus]) -> str:
+    header = ("day", "ready", "state", "code", "rows / lines", "quarantined", "flags", "last run")
+    # code: the fct_payments code version that published the day (the facts' lineage)
+    rows = [header]
+    for status in statuses:
+        facts = status.facts
+        quarantine = status.ledger.get("payments_quarantine")
+        flags = []
+        if status.is_stale:
+            flags.append("stale")
+        if status.was_late:
+            flags.append("late")
+        if facts and facts.is_backfill:
+            flags.append("backfill")
+        attempt = status.last_attempt
+        rows.append(
+            (
+                str(status.day),
+                "yes" if status.readiness.is_ready else f"no: {status.readiness.reason}",
+                str(status.state),
+                facts.code_version if facts else "-",
+                f"{facts.rows_written} / {facts.source_records}" if facts else "-",
+                str(quarantine.rows_written) if quarantine else "-",
+                " ".join(flags) or "-",
+                f"{attempt.command} {attempt.outcome} {attempt.ended_at:%Y-%m-%d %H:%M}"
+                if attempt
+                else "-",
+            )
+        )
+    return format_table(rows)
+
+
+def data_as_of_lines(connection=None) -> list[str]:
+    with _reading(settings.warehouse_path(), connection, "status") as reading:
+        if not ops.has_ops(reading):
+            return ["data as of: nothing published yet"]
+        rows = ops.read_data_as_of(reading)
+    if not rows:
+        return ["data as of: nothing published yet"]
+    return [
+        f"data as of: {model} complete through {as_of} (published {published:%Y-%m-%d %H:%M} UTC)"
+        for model, as_of, published in rows
+    ]
+
+
+def find_hour_holes(hourly: dict[date, dict[int, int]], min_hours: int) -> list[HourHole]:
+    """Runs of at least `min_hours` empty hours with events before and after them in the
+    same day: the footprint of a streaming outage, not of a quiet night at the edges."""
+    holes = []
+    for day, counts in sorted(hourly.items()):
+        busy = [hour for hour in range(24) if counts.get(hour, 0) > 0]
+        for before, after in zip(busy, busy[1:], strict=False):
+            if after - before - 1 >= min_hours:
+                holes.append(HourHole(day, before + 1, after - 1))
+    return holes
+
+
+def read_hourly_counts(window: planning.DateRange, connection=None) -> dict[date, dict[int, int]]:
+    with _reading(settings.warehouse_path(), connection, "gaps") as reading:
+        if not _has_facts(reading):
+            return {}
+        rows = reading.execute(
+            "select event_date, hour(event_ts), count(*) from main.fct_payments "
+            "where event_date between ? and ? group by 1, 2",
+            [window.start, window.end],
+        ).fetchall()
+    hourly: dict[date, dict[int, int]] = {}
+    for day, hour, count in rows:
+        hourly.setdefault(day, {})[hour] = count
+    return hourly
+
+
+def _has_facts(connection) -> bool:
+    (count,) = connection.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'main' and table_name = 'fct_payments'"
+    ).fetchone()
+    return count > 0
+
+
+@dataclass
+class GapReport:
+    days: dict[date, DayState]  # missing, failed or stale days
+    holes: list[HourHole]
+    not_ready: list[date]
+
+    @property
+    def days_to_fix(self) -> list[date]:
+        return sorted(set(self.days) | {hole.day for hole in self.holes})
+
+    def lines(self) -> list[str]:
+        if not self.days and not self.holes:
+            lines = ["no gaps: every ready day is published and current, no hour holes"]
+        else:
+            lines = [f"{day}  {state}" for day, state in sorted(self.days.items())]
+            lines += [f"{hole}  no events (streaming outage?)" for hole in self.holes]
+        if self.not_ready:
+            lines.append("not ready (cannot be fixed yet): " + ", ".join(map(str, self.not_ready)))
+        return lines
+
+
+def find_gaps(statuses: list[partition_status.DayStatus], holes: list[HourHole]) -> GapReport:
+    days = {s.day: s.state for s in statuses if s.state in planning.NEEDS_WORK}
+    not_ready = [s.day for s in statuses if s.state == DayState.NOT_READY]
+    return GapReport(days, holes, not_ready)
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in lines)

@@ -1,0 +1,1 @@
+"""The one boundary to the engine: connections, the lock protocol, ops relations, dbt."""

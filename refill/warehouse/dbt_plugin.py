@@ -1,0 +1,71 @@
+"""dbt-duckdb plugin: lets dbt call refill's Python rules as SQL functions.
+
+Registered in `profiles.yml`. It is the bridge that keeps one home per rule:
+the readiness verdict (`refill.rules.readiness`), the landing location
+(`refill.settings`) and the git commit (`refill.code_version`) are Python, and
+dbt macros read them through these functions instead of re-implementing them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from datetime import date
+
+import duckdb
+from dbt.adapters.duckdb.plugins import BasePlugin
+from duckdb import DuckDBPyConnection
+
+from refill import settings
+from refill.code_version import git_commit
+from refill.rules import readiness
+
+
+def refill_landing_root() -> str:
+    """The landing root, refused when the engine could not read it as one literal folder."""
+    root = settings.landing_root()
+    problem = readiness.landing_root_problem(root)
+    if problem:
+        shown = json.dumps(root.as_posix(), ensure_ascii=True)
+        raise ValueError(f"refill input: REFILL_LANDING {shown} {problem}; use a plain folder path")
+    return root.as_posix()
+
+
+def refill_window_readiness(dataset: str, start: date, end: date) -> str:
+    """The window's verdicts as JSON: SQL reads them as data (from_json), never as text."""
+    verdicts = readiness.window_readiness(settings.landing_root(), dataset, start, end)
+    return json.dumps([v.to_json() for v in verdicts])
+
+
+def refill_landed_days(dataset: str) -> str:
+    days = readiness.landed_days(settings.landing_root(), dataset)
+    return json.dumps([d.isoformat() for d in days])
+
+
+def refill_git_commit() -> str:
+    return git_commit()
+
+
+_FUNCTIONS = {
+    "refill_landing_root": (refill_landing_root, [], "VARCHAR"),
+    "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
+    "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
+    "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
+}
+
+
+def register_functions(conn: DuckDBPyConnection) -> None:
+    """Register refill's functions on a DuckDB connection (dbt's, or a flow's own)."""
+    for name, (function, parameters, return_type) in _FUNCTIONS.items():
+        with contextlib.suppress(Exception):  # not registered yet on this connection
+            conn.remove_function(name)
+        # side_effects: the landing changes between calls; DuckDB must not cache a verdict.
+        # Already there when an earlier connection of this process registered it on the same
+        # database and another open connection kept that database alive: same function.
+        with contextlib.suppress(duckdb.CatalogException):
+            conn.create_function(name, function, parameters, return_type, side_effects=True)
+
+
+class Plugin(BasePlugin):
+    def configure_connection(self, conn: DuckDBPyConnection) -> None:
+        register_functions(conn)

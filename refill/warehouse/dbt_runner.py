@@ -1,0 +1,431 @@
+"""dbt, in-process: one parsed manifest per flow run, no new process or re-parse per chunk.
+
+Named dbt_runner, not dbt: Prefect puts an entrypoint's folder (flows/) first on sys.path,
+where a module named dbt would hide the dbt package itself.
+
+A dbt CLI start costs about 3 s; an in-process invocation on a parsed manifest
+about 0.15 s. A year of daily chunks must pay the second, not the first.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from refill import settings
+from refill.errors import FailedStep, UsageError
+
+
+class DbtError(RuntimeError):
+    """A dbt invocation failed; the message is dbt's first error, on one line."""
+
+
+@dataclass
+class BuildOutcome:
+    """What one `dbt build` of a window did, and when it failed, where and whether a retry
+    can help (see `classify_failure`)."""
+
+    success: bool
+    message: str  # the first error on one line, or "ok"
+    statuses: dict[str, str] = field(default_factory=dict)  # unique id -> success/error/...
+    failed_step: FailedStep | None = None
+    failure_class: str | None = None  # a key of WHAT_TO_DO
+    transient: bool = False
+
+    @property
+    def what_to_do(self) -> str:
+        return WHAT_TO_DO.get(self.failure_class or "", WHAT_TO_DO["other"])
+
+
+def window_vars(
+    start: date,
+    end: date,
+    run_id: str | None = None,
+    is_backfill: bool = False,
+    allow_wide_window: bool = False,
+) -> dict:
+    """The dbt vars of a window build: the one shape the flows pass to dbt."""
+    variables: dict = {"start_date": start.isoformat(), "end_date": end.isoformat()}
+    if run_id:
+        variables["refill_run_id"] = run_id
+    if is_backfill:
+        variables["refill_is_backfill"] = True
+    if allow_wide_window:
+        variables["allow_wide_window"] = True
+    return variables
+
+
+def export_paths() -> None:
+    """Point dbt at the same landing and warehouse as the flows, as absolute paths.
+
+    dbt resolves a relative path against the working directory, the flows against
+    the project; exporting the resolved paths makes both read the same files.
+    """
+    os.environ["REFILL_LANDING"] = settings.landing_root().as_posix()
+    warehouse = settings.warehouse_path()
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    os.environ["REFILL_WAREHOUSE"] = warehouse.as_posix()
+
+
+class DbtProject:
+    """The refill dbt project, parsed once and invoked in-process."""
+
+    def __init__(self, project_dir: Path | None = None, quiet: bool = True):
+        self.project_dir = project_dir or settings.project_dir()
+        self.quiet = quiet
+        self._manifest = None
+        self._code_versions: dict[str, str] | None = None
+
+    def _common_args(self) -> list[str]:
+        args = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
+        args += ["--log-path", str(self.project_dir / "logs")]
+        target = os.environ.get("DBT_TARGET")
+        if target:
+            args += ["--target", target]
+        return args
+
+    @property
+    def manifest(self):
+        if self._manifest is None:
+            from dbt.cli.main import dbtRunner
+
+            export_paths()
+            # --no-write-json: refill's commands do not write dbt's JSON artifacts (~0.3 s
+            # for manifest.json here, 0.2 s per build); partial parsing's own
+            # target/partial_parse.msgpack is still written. `dbt parse` by hand writes them.
+            command = ["parse", "--no-write-json", *self._log_flags(), *self._common_args()]
+            result = dbtRunner().invoke(command)
+            if not result.success:
+                raise DbtError(f"dbt parse failed: {_one_line(result.exception)}")
+            self._manifest = result.result
+        return self._manifest
+
+    def invoke(self, command: list[str]):
+        """Run one dbt command in-process on the parsed manifest."""
+        from dbt.cli.main import dbtRunner
+
+        export_paths()
+        try:
+            return dbtRunner(manifest=self.manifest).invoke(
+                [*command[:1], *self._log_flags(), *command[1:], *self._common_args()]
+            )
+        finally:
+            release_warehouse()
+
+    def _log_flags(self) -> list[str]:
+        # refill reports outcomes itself, on one line; dbt's full log stays in logs/dbt.log.
+        return ["--log-level", "none"] if self.quiet else []
+
+    def build(
+        self,
+        variables: dict,
+        select: str | None = None,
+        full_refresh: bool = False,
+        include_seeds: bool = True,
+    ) -> BuildOutcome:
+        """`dbt build` of a window; returns a BuildOutcome (never raises on a failed model).
+
+        dbt unit tests are left to CI (`dbt test --select test_type:unit`): they check
+        the code, not the data, and would cost every chunk of a backfill the same again.
+        A flow that loaded the seeds once passes include_seeds=False for its chunks.
+
+        --no-write-json: dbt's manifest.json and run_results.json are not rewritten per
+        chunk (0.2 s each time, measured in docs/performance.md); a chunk's outcome is
+        in ops.partition_attempts and its detail in logs/dbt.log.
+        """
+        command = ["build", "--vars", json.dumps(variables), "--no-write-json"]
+        command += ["--exclude-resource-type", "unit_test"]
+        if not include_seeds:
+            command.append("seed")
+        if select:
+            command += ["--select", select]
+        if full_refresh:
+            command.append("--full-refresh")
+        result = self.invoke(command)
+        return outcome_of(result)
+
+    @property
+    def adapter_type(self) -> str:
+        return self.manifest.metadata.adapter_type or "duckdb"
+
+    def partitioned_models(self) -> dict[str, object]:
+        """Models written partition by partition (config partition_column), by relation name."""
+        return {
+            _relation_name(node): node
+            for node in self.manifest.nodes.values()
+            if node.resource_type == "model" and node.config.get("partition_column")
+        }
+
+    def resolve_selection(self, select: str | None) -> Selection:
+        """What a backfill of `select` rebuilds: the models, everything downstream of them
+        (no mart is left behind its facts), and the staging they read in the same window."""
+        partitioned = self.partitioned_models()
+        if not select:
+            return Selection(None, sorted(partitioned))
+        result = self.invoke(
+            ["ls", "--select", f"{select}+", "--resource-type", "model", "--output", "json"]
+        )
+        if not result.success:
+            raise UsageError(f"--select {select!r} is not a valid dbt selection")
+        chosen = [self.manifest.nodes[json.loads(line)["unique_id"]] for line in result.result]
+        if not chosen:
+            raise UsageError(f"--select {select!r} matches no model")
+        paths = {f"path:{node.original_file_path}" for node in chosen}
+        for node in chosen:
+            for parent_id in node.depends_on.nodes:
+                parent = self.manifest.nodes.get(parent_id)
+                if parent is not None and "staging" in parent.fqn:
+                    paths.add(f"+path:{parent.original_file_path}")
+        models = sorted(_relation_name(n) for n in chosen if _relation_name(n) in partitioned)
+        return Selection(" ".join(sorted(paths)), models)
+
+    def code_versions(self) -> dict[str, str]:
+        """The current code version of every partitioned model, as dbt computes it
+        (refill_code_version): one compile of an inline expression, not one per model.
+
+        The answer is kept in the target folder under a key of everything the macro reads
+        (the graph's checksums and edges, the project's macros, dbt_project.yml for
+        code_epoch): a command on an unchanged project reads it instead of compiling."""
+        if self._code_versions is None:
+            nodes = self.partitioned_models()
+            key = self._code_version_key(nodes)
+            cache = self.target_dir() / CODE_VERSIONS_FILE
+            self._code_versions = _read_cached(cache, key)
+            if self._code_versions is None:
+                self._code_versions = self._compile_code_versions(nodes)
+                _write_cached(cache, key, self._code_versions)
+        return self._code_versions
+
+    def _compile_code_versions(self, nodes: dict[str, object]) -> dict[str, str]:
+        expression = "|".join(
+            f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
+            for name, node in sorted(nodes.items())
+        )
+        # --no-populate-cache: the versions come from the graph; the warehouse is not
+        # opened, so a run computing them is not refused while another process writes.
+        result = self.invoke(["compile", "--inline", expression, "--no-populate-cache"])
+        if not result.success:
+            # dbt leaves a failed inline node in the manifest; drop it, or every later
+            # inline compile in this process is refused as a duplicate.
+            for unique_id in [n for n in self.manifest.nodes if n.startswith("sql_operation.")]:
+                del self.manifest.nodes[unique_id]
+            raise DbtError(f"dbt could not compute code versions: {outcome_of(result).message}")
+        compiled = result.result.results[0].node.compiled_code.strip()
+        return dict(pair.split("=", 1) for pair in compiled.split("|"))
+
+    def _code_version_key(self, nodes: dict[str, object]) -> str:
+        graph = sorted(
+            (unique_id, node.checksum.checksum, sorted(getattr(node.depends_on, "nodes", [])))
+            for unique_id, node in self.manifest.nodes.items()
+            if not unique_id.startswith("sql_operation.")
+        )
+        return _fingerprint(
+            graph,
+            sorted(nodes),
+            self._project_macros(),
+            (self.project_dir / "dbt_project.yml").read_text(),
+        )
+
+    def _project_macros(self) -> list[tuple[str, str]]:
+        name = self.manifest.metadata.project_name
+        return sorted(
+            (unique_id, macro.macro_sql)
+            for unique_id, macro in self.manifest.macros.items()
+            if macro.package_name == name
+        )
+
+    def target_dir(self) -> Path:
+        """dbt's target folder: DBT_TARGET_PATH, else `target` (dbt_project.yml's target-path)."""
+        return self.project_dir / os.environ.get("DBT_TARGET_PATH", "target")
+
+    def seeds(self) -> dict[str, tuple[str, str]]:
+        """Every seed of the project: unique id -> (schema, table)."""
+        return {
+            unique_id: (node.schema, _relation_name(node))
+            for unique_id, node in self.manifest.nodes.items()
+            if node.resource_type == "seed"
+        }
+
+    def seed_load_key(self) -> str:
+        """What a `dbt seed` loads and creates: the seed files and their config, and the
+        on-run-start DDL with the macros it calls. Equal keys, equal warehouse effect."""
+        nodes = self.manifest.nodes.values()
+        seeds = sorted(
+            (n.unique_id, n.checksum.checksum, n.relation_name, n.config.to_dict())
+            for n in nodes
+            if n.resource_type == "seed"
+        )
+        hooks = sorted((n.unique_id, n.raw_code) for n in nodes if n.resource_type == "operation")
+        return _fingerprint(seeds, hooks, self._project_macros())
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A dbt --select string (None: the whole project) and the partitioned models it writes."""
+
+    select: str | None
+    models: list[str]
+
+
+@functools.lru_cache(maxsize=1)
+def shared_project() -> DbtProject:
+    """The process's DbtProject: parsed once, reused by every flow run and chunk."""
+    return DbtProject()
+
+
+def release_warehouse() -> None:
+    """Close the DuckDB file dbt-duckdb keeps open in this process after an invocation.
+
+    DuckDB lets one process write a file; holding it between invocations would lock
+    out a daily run waiting between a backfill's chunks, and this process's own
+    read-only connections.
+    """
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    environment = DuckDBConnectionManager._ENV
+    if environment is not None:
+        try:
+            environment.close()
+        finally:
+            DuckDBConnectionManager._ENV = None
+
+
+CODE_VERSIONS_FILE = "refill_code_versions.json"
+
+
+def _fingerprint(*parts) -> str:
+    from dbt.version import __version__ as dbt_version
+
+    text = json.dumps([dbt_version, *parts], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _read_cached(path: Path, key: str) -> dict[str, str] | None:
+    try:
+        cached = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return cached.get("versions") if cached.get("key") == key else None
+
+
+def _write_cached(path: Path, key: str, versions: dict[str, str]) -> None:
+    """Write atomically: a concurrent command reads the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps({"key": key, "versions": versions}, sort_keys=True))
+    os.replace(partial, path)
+
+
+def _relation_name(node) -> str:
+    """The table a model writes (a versioned model writes <name>_v<version>)."""
+    return node.alias or node.name
+
+
+# The message classes of contract D5 ("refill <class>: ..."), raised by the project's macros,
+# and the step each one names. A window or input refusal stops the build before it writes.
+MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input):")
+STEP_OF_CLASS = {
+    "readiness": FailedStep.READINESS,
+    "audit": FailedStep.AUDIT,
+    "publish": FailedStep.PUBLISH,
+    "window": FailedStep.BUILD,
+    "input": FailedStep.BUILD,
+}
+# What DuckDB says when another process holds the file, or the disk stumbled: the only
+# failures a retry after a pause can fix. Everything else fails the same way again.
+LOCK_MARKERS = ("could not set lock on file", "conflicting lock", "database is locked")
+IO_HICCUP_MARKERS = ("input/output error", "resource temporarily unavailable", "stale file handle")
+# The one line after a failure that says what to do, by failure class (docs/guarantees.md).
+WHAT_TO_DO = {
+    "readiness": "nothing was written; a rerun builds it once the export has landed",
+    "audit": "nothing was published; a rerun fails the same way until the landing is "
+    "re-exported or the model is fixed",
+    "publish": "nothing was published; a rerun fails the same way until the cause in "
+    "logs/dbt.log is fixed",
+    "window": "nothing was written; fix the window",
+    "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
+    "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
+    "lock": "nothing was written; the warehouse stayed busy: rerun the same command to "
+    "resume, or give a longer --lock-wait",
+    "io": "nothing was published; an I/O error: rerun the same command to resume",
+    "other": "nothing was published; see logs/dbt.log",
+}
+
+
+def classify_failure(message: str, resource_type: str | None, node_name: str | None) -> tuple:
+    """(failed step, failure class, transient) of a failed dbt node or invocation.
+
+    The structured signals first: the message class a project macro raised (contract D5),
+    then which node failed (the manifests model is readiness, a data test is an audit, a
+    run hook is publishing); DuckDB's lock and I/O errors are the transient ones.
+    """
+    lowered = message.lower()
+    node_step = (
+        FailedStep.AUDIT
+        if resource_type == "test"
+        else FailedStep.PUBLISH
+        if resource_type == "operation"
+        else FailedStep.READINESS
+        if node_name and node_name.endswith("__manifests")
+        else FailedStep.BUILD
+        if resource_type in ("model", "seed", "snapshot")
+        else FailedStep.OTHER
+    )
+    if any(marker in lowered for marker in LOCK_MARKERS):
+        return FailedStep.LOCK, "lock", True
+    if any(marker in lowered for marker in IO_HICCUP_MARKERS):
+        return node_step, "io", True
+    found = MESSAGE_CLASS.search(message)
+    if found:
+        return STEP_OF_CLASS[found.group(1)], found.group(1), False
+    if resource_type == "test":
+        return FailedStep.AUDIT, "audit", False
+    if "compilation error" in lowered or "parsing error" in lowered:
+        return node_step, "compile", False
+    return node_step, "other", False
+
+
+def outcome_of(result) -> BuildOutcome:
+    if result.exception is not None:
+        message = _one_line(result.exception)
+        step, failure_class, transient = classify_failure(str(result.exception), None, None)
+        return BuildOutcome(False, message, {}, step, failure_class, transient)
+    statuses: dict[str, str] = {}
+    first_error = None
+    for node_result in getattr(result.result, "results", []) or []:
+        status = str(node_result.status)
+        statuses[node_result.node.unique_id] = status
+        if first_error is None and status in ("error", "fail", "runtime error"):
+            first_error = node_result
+    if result.success:
+        return BuildOutcome(True, "ok", statuses)
+    if first_error is None:
+        return BuildOutcome(
+            False,
+            "dbt failed without a node error (see dbt's log)",
+            statuses,
+            FailedStep.OTHER,
+            "other",
+            False,
+        )
+    node = first_error.node
+    raw = str(first_error.message or "")
+    step, failure_class, transient = classify_failure(raw, node.resource_type, node.name)
+    message = f"{node.name}: {_one_line(raw)}"
+    return BuildOutcome(False, message, statuses, step, failure_class, transient)
+
+
+def _one_line(error) -> str:
+    text = " ".join(str(error).split())
+    text = text.split(" > in macro ")[0].split(" > called by ")[0]
+    for prefix in ("Compilation Error in", "Runtime Error in"):
+        if prefix in text and ")" in text:
+            # dbt's frame ("Compilation Error in model x (path)") before the message itself
+            text = text.split(")", 1)[1].strip() or text
+    return text

@@ -1,0 +1,209 @@
+"""Notifications, exactly once: an outbox row per idempotency key, then delivery.
+
+A notification is first a row in ops.notification_outbox whose primary key is its
+idempotency key (flow, logical date, outcome, code version, and for a failure, which
+failure). A retry or a rerun that would say the same thing finds the key and adds
+nothing; a different failure of the same date has another key and is queued too.
+Delivery sends only rows not yet marked sent, and runs without the warehouse lock
+(tasks.deliver_notifications reads the pending rows, releases the warehouse, delivers,
+then marks). Sinks: the run's log, always; a webhook when REFILL_WEBHOOK_URL is set,
+with the key in an `Idempotency-Key` header so a receiver can drop the rare repeat
+after a crash between sending and marking. A webhook call has a timeout and a bounded
+number of tries, per run and in all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import date
+
+from refill.warehouse.ops import utc_now
+
+WEBHOOK_ENV = "REFILL_WEBHOOK_URL"
+WEBHOOK_TIMEOUT_SECONDS = 5
+TRIES_PER_RUN = 3  # a run tries a notification this many times, WEBHOOK_BACKOFF apart
+WEBHOOK_BACKOFF_SECONDS = (0.5, 1.0)
+DELIVERY_BUDGET_SECONDS = 30  # a run spends at most this long delivering, all rows together
+MAX_DELIVERY_ATTEMPTS = 9  # then the row stays unsent with its last error, and is not retried
+log = logging.getLogger("refill.notify")
+
+# Parts of a failure message that differ between two runs failing the same way: run ids,
+# process ids, instants, durations, attempt numbers. Dates of days are kept: a failure of
+# another day is another failure.
+VOLATILE = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\bpid \d+"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d[:\d.+Z]*"
+    r"|\b\d+(\.\d+)?s\b"
+    r"|\battempt \d+",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Notification:
+    flow_name: str
+    logical_date: date | None
+    outcome: str  # failed | succeeded | not ready | ...
+    code_version: str
+    message: str
+    failure: str = ""  # what failed (step and message): tells two failures apart
+
+    @property
+    def idempotency_key(self) -> str:
+        day = self.logical_date.isoformat() if self.logical_date else "-"
+        key = f"{self.flow_name}:{day}:{self.outcome}:{self.code_version}"
+        if self.failure:
+            key += ":" + failure_fingerprint(self.failure)
+        return key
+
+
+def failure_fingerprint(failure: str) -> str:
+    """Equal for two runs failing the same way, different for two different failures."""
+    stable = VOLATILE.sub("_", " ".join(failure.split()))
+    return hashlib.sha256(stable.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Pending:
+    idempotency_key: str
+    flow_name: str
+    logical_date: date | None
+    outcome: str
+    code_version: str
+    message: str
+    delivery_attempts: int
+
+
+@dataclass(frozen=True)
+class Delivery:
+    idempotency_key: str
+    error: str | None  # None: delivered
+    tries: int
+
+
+def enqueue(connection, notification: Notification) -> bool:
+    """Add the notification unless its key is already there. True when it is new."""
+    inserted = connection.execute(
+        "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, outcome, "
+        "code_version, message, created_at) values (?, ?, ?, ?, ?, ?, ?) "
+        "on conflict do nothing returning idempotency_key",
+        [
+            notification.idempotency_key,
+            notification.flow_name,
+            notification.logical_date,
+            notification.outcome,
+            notification.code_version,
+            notification.message,
+            utc_now(),
+        ],
+    ).fetchall()
+    return bool(inserted)
+
+
+def read_pending(connection) -> list[Pending]:
+    """Unsent notifications that have not used up their delivery attempts, oldest first."""
+    rows = connection.execute(
+        "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
+        "delivery_attempts from ops.notification_outbox "
+        "where sent_at is null and delivery_attempts < ? order by created_at",
+        [MAX_DELIVERY_ATTEMPTS],
+    ).fetchall()
+    return [Pending(*row) for row in rows]
+
+
+def deliver(pending: list[Pending], logger: logging.Logger | None = None) -> list[Delivery]:
+    """Send each notification to the sinks. Holds no warehouse: the caller marks the
+    results afterwards (record_deliveries)."""
+    logger = logger or log
+    url = os.environ.get(WEBHOOK_ENV)
+    deadline = time.monotonic() + DELIVERY_BUDGET_SECONDS
+    results = []
+    for row in pending:
+        level = logging.ERROR if row.outcome != "succeeded" else logging.INFO
+        logger.log(level, "notify [%s] %s", row.idempotency_key, row.message)
+        if not url:
+            results.append(Delivery(row.idempotency_key, None, 0))
+            continue
+        payload = {
+            "idempotency_key": row.idempotency_key,
+            "flow": row.flow_name,
+            "logical_date": row.logical_date.isoformat() if row.logical_date else None,
+            "outcome": row.outcome,
+            "code_version": row.code_version,
+            "message": row.message,
+        }
+        tries_left = min(TRIES_PER_RUN, MAX_DELIVERY_ATTEMPTS - row.delivery_attempts)
+        delivery = _post_with_retries(url, row.idempotency_key, payload, tries_left, deadline)
+        if delivery.error is not None:
+            given_up = row.delivery_attempts + delivery.tries >= MAX_DELIVERY_ATTEMPTS
+            logger.warning(
+                "webhook delivery of %s failed after %d tries: %s (%s)",
+                row.idempotency_key,
+                delivery.tries,
+                delivery.error,
+                "given up: it stays unsent in ops.notification_outbox"
+                if given_up
+                else "kept for the next run",
+            )
+        results.append(delivery)
+    return results
+
+
+def record_deliveries(connection, results: list[Delivery]) -> None:
+    for result in results:
+        connection.execute(
+            "update ops.notification_outbox set "
+            "sent_at = case when ? then ? else sent_at end, "
+            "delivery_attempts = delivery_attempts + ?, "
+            "last_error = coalesce(?, last_error) where idempotency_key = ?",
+            [
+                result.error is None,
+                utc_now(),
+                result.tries,
+                result.error,
+                result.idempotency_key,
+            ],
+        )
+
+
+def _post_with_retries(url: str, key: str, payload: dict, tries: int, deadline: float) -> Delivery:
+    error = "no time left for delivery in this run"
+    used = 0
+    for number in range(tries):
+        if time.monotonic() >= deadline:
+            break
+        if number:
+            time.sleep(WEBHOOK_BACKOFF_SECONDS[min(number - 1, len(WEBHOOK_BACKOFF_SECONDS) - 1)])
+        used += 1
+        timeout = max(min(WEBHOOK_TIMEOUT_SECONDS, deadline - time.monotonic()), 0.1)
+        error = _post(url, key, payload, timeout)
+        if error is None:
+            return Delivery(key, None, used)
+    return Delivery(key, error, used)
+
+
+def _post(url: str, key: str, payload: dict, timeout: float) -> str | None:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", "Idempotency-Key": key},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            if 200 <= response.status < 300:
+                return None
+            return f"HTTP {response.status}"
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except (urllib.error.URLError, OSError) as error:
+        return str(error)

@@ -1,0 +1,95 @@
+"""One query layer for the state of every day: `refill status`, `refill gaps`, the
+backfill planner and the board all read partitions through `collect`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from refill.rules import planning, readiness
+from refill.rules.readiness import DayReadiness
+from refill.sample_data import DATASET
+from refill.warehouse import ops
+
+FAILED_OUTCOMES = ("failed", "not ready")
+
+
+@dataclass
+class DayStatus:
+    day: date
+    readiness: DayReadiness
+    state: planning.DayState
+    ledger: dict[str, ops.LedgerRow] = field(default_factory=dict)
+    last_attempt: ops.Attempt | None = None
+    was_late: bool = False
+
+    @property
+    def facts(self) -> ops.LedgerRow | None:
+        """The fct_payments ledger row: rows published and source records of the day."""
+        return self.ledger.get("fct_payments")
+
+    @property
+    def code_versions(self) -> list[str]:
+        return sorted({row.code_version for row in self.ledger.values()})
+
+    @property
+    def is_stale(self) -> bool:
+        return self.state == planning.DayState.STALE
+
+
+def collect(
+    warehouse: Path,
+    landing_root: Path,
+    window: planning.DateRange,
+    models: list[str],
+    current_code_versions: dict[str, str],
+    connection=None,
+) -> list[DayStatus]:
+    """The state of each day of `window` across `models`, from the ledger, the attempts
+    and the landing. Reads on `connection` when given (a reading command's, which needs
+    the warehouse to exist); else, for the planner, a warehouse that does not exist yet
+    has nothing published, and one that does is read through ops.read_warehouse."""
+    if connection is not None:
+        ledger, attempts, late = _read(connection, window)
+    elif warehouse.exists():
+        with ops.read_warehouse(warehouse, reader="plan") as connection:
+            ledger, attempts, late = _read(connection, window)
+    else:
+        ledger, attempts, late = [], {}, set()
+    by_day: dict[date, dict[str, ops.LedgerRow]] = {}
+    for row in ledger:
+        by_day.setdefault(row.partition_date, {})[row.model_name] = row
+
+    statuses = []
+    for verdict in readiness.window_readiness(landing_root, DATASET, window.start, window.end):
+        rows = by_day.get(verdict.day, {})
+        attempt = attempts.get(verdict.day)
+        last_publish = max((row.published_at for row in rows.values()), default=None)
+        last_attempt_failed = (
+            attempt is not None
+            and attempt.outcome in FAILED_OUTCOMES
+            and (last_publish is None or attempt.ended_at > last_publish)
+        )
+        state = planning.day_state(
+            is_ready=verdict.is_ready,
+            published={m: (r.code_version, r.source_fingerprint) for m, r in rows.items()},
+            models=models,
+            current_code_versions=current_code_versions,
+            source_fingerprint=verdict.source_fingerprint,
+            last_attempt_failed=last_attempt_failed,
+        )
+        statuses.append(DayStatus(verdict.day, verdict, state, rows, attempt, verdict.day in late))
+    return statuses
+
+
+def _read(
+    connection, window: planning.DateRange
+) -> tuple[list[ops.LedgerRow], dict[date, ops.Attempt], set[date]]:
+    if not ops.has_ops(connection):
+        return [], {}, set()
+    return (
+        ops.read_ledger(connection, window.start, window.end),
+        ops.read_latest_attempts(connection, window.start, window.end),
+        ops.read_days_ever_late(connection, window.start, window.end),
+    )

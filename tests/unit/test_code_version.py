@@ -1,0 +1,89 @@
+"""The code version a partition records: which edits make published partitions stale."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from refill.settings import PACKAGE_PROJECT_DIR as PROJECT_DIR
+from refill.warehouse.dbt_runner import DbtProject
+
+PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds"]
+MARTS = ["fct_payments", "payments_quarantine", "fct_daily_revenue_v1", "fct_daily_revenue_v2"]
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the dbt project to edit, with its own dbt target folder."""
+    copy = tmp_path / "project"
+    copy.mkdir()
+    for name in PROJECT_FILES:
+        source = PROJECT_DIR / name
+        if source.is_dir():
+            shutil.copytree(source, copy / name)
+        else:
+            shutil.copy2(source, copy / name)
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "warehouse" / "refill.duckdb"))
+    return copy
+
+
+def versions_after(project: Path, path: str | None = None, edit=None) -> dict[str, str]:
+    if path:
+        file = project / path
+        file.write_text(edit(file.read_text()))
+    return DbtProject(project_dir=project).code_versions()
+
+
+def test_editing_a_row_rule_macro_marks_every_mart_below_it_stale(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN the classification of landed lines (a macro under macros/rules/) changes
+    after = versions_after(
+        project_copy,
+        "macros/rules/refill_classify_payment_lines.sql",
+        lambda sql: sql.replace("'not valid JSON'", "'not JSON'"),
+    )
+
+    # THEN every mart built from the classified lines has a new version
+    for mart in MARTS:
+        assert after[mart] != before[mart], mart
+
+
+def test_editing_plumbing_macros_or_docs_keeps_the_versions(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN a ledger macro and a model's docs change (neither decides a row)
+    versions_after(
+        project_copy,
+        "macros/ops/refill_record_partitions.sql",
+        lambda sql: sql + "\n{# an edit that changes no row #}\n",
+    )
+    after = versions_after(
+        project_copy,
+        "models/staging/payments/_payments__docs.md",
+        lambda text: text + "\nAn added sentence.\n",
+    )
+
+    # THEN no partition becomes stale
+    assert after == before
+
+
+def test_editing_the_line_split_rule_marks_every_mart_stale(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN what a landed line is changes (a row rule reached only through the dispatched reader)
+    after = versions_after(
+        project_copy,
+        "macros/rules/refill_split_landed_lines.sql",
+        lambda sql: sql.replace("rtrim(line_text, chr(13))", "rtrim(line_text, chr(13) || ' ')"),
+    )
+
+    # THEN every mart built from the landed lines has a new version
+    for mart in MARTS:
+        assert after[mart] != before[mart], mart
