@@ -189,7 +189,7 @@ def refill_daily(
 ) -> Run:
     """A one-day rerun: `refill daily --date day --yes` on a warehouse that has it published
     (a rerun of a published day restates it, so it is signed off)."""
-    command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat(), "--yes"]
+    command = [bench.python, "-m", "refill", "daily", "--date", day.isoformat(), "--yes"]
     measurement = bench.measure(role, name, command, bench.product_dir, landing, warehouse)
     summary = _DAILY_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
     details = {"flow_seconds": float(summary["seconds"])} if summary else {}

@@ -148,7 +148,7 @@ def test_one_failure_prints_one_line_once_and_exits_1(workspace):
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
 
     # WHEN `refill daily` runs for it from the shell
-    command = [sys.executable, "-m", "flows", "daily", "--date", str(d(1)), "--retries", "1"]
+    command = [sys.executable, "-m", "refill", "daily", "--date", str(d(1)), "--retries", "1"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
     # THEN it exits 1, and the terminal shows the failure once, as the last line

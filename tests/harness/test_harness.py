@@ -203,7 +203,7 @@ def test_a_killed_backfill_then_the_same_command_converges_to_the_unkilled_wareh
 
     # WHEN the backfill is SIGKILLed while it builds its second chunk
     process = subprocess.Popen(
-        [sys.executable, "-m", "flows", *argv],
+        [sys.executable, "-m", "refill", *argv],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -228,7 +228,7 @@ def test_a_killed_backfill_then_the_same_command_converges_to_the_unkilled_wareh
     assert 0 < published[0][0] < 4  # it died half way
 
     # AND the same command runs again
-    again = subprocess.run([sys.executable, "-m", "flows", *argv], env=env, capture_output=True)
+    again = subprocess.run([sys.executable, "-m", "refill", *argv], env=env, capture_output=True)
     assert again.returncode == 0, again.stderr.decode()[-2000:]
 
     # THEN the warehouse is the one an unkilled run of the command builds
