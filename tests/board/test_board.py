@@ -21,7 +21,7 @@ from refill.rules import planning
 from refill.rules.planning import DayState
 from refill.rules.readiness import DayReadiness
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.views import status
+from refill.views import board, status
 from refill.views.board import markdown as board_markdown
 from refill.views.board import model as board_model
 from refill.views.board import page as board_page
@@ -329,6 +329,13 @@ def test_every_run_can_publish_the_board_as_a_markdown_artifact(workspace):
     assert f"| {d(1)} | 🟢 | 🟢 | 🟢 | 🟢 | published |" in markdown
     assert f"| {d(2)} | 🟢 | 🟢 | 🟢 | 🟢 | published |" in markdown
     assert "data as of: fct_payments complete through 2026-03-03" in markdown
+
+    # AND a run that holds the days' statuses hands them over: the artifact draws those
+    held = status.collect_for(shared_project(), planning.DateRange(d(1), d(1)))
+    window = planning.DateRange(d(1), d(2))
+    drawn = board.artifact_markdown(shared_project(), window, statuses=held)
+    assert f"| {d(1)} | 🟢 | 🟢 | 🟢 | 🟢 | published |" in drawn
+    assert f"| {d(2)} |" not in drawn
 
 
 # -- the rules on their own ----------------------------------------------------------------------
