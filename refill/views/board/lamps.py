@@ -1,5 +1,6 @@
 """The lamps of a day: how far its latest run went (ready, building, audited, published),
-and why a lamp is crossed, waiting or stale. Pure: what was read, and `now`, come in."""
+and why a lamp is crossed, waiting or stale. Pure: decided from what was read, nothing
+is read here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the board shows: its lamps, flags, rows and the reads they are drawn from.
 
-Plain data and the words the board writes a number with; the decisions that turn what was
-read into lamps and flags are in `decisions`, the reads in `read`.
+Plain data, and how the board writes a number; the decisions that turn what was read into
+lamps and flags are in `lamps` and `rows`, the read in `read`.
 """
 
 from __future__ import annotations
