@@ -18,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
 from prefect.states import Failed
 
-from flows import prefect_server
+from flows import artifacts, prefect_server
 from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError, is_transient
 from refill.rules.planning import Chunk
@@ -363,12 +363,10 @@ class RunAccount:
 def publish_board(window, key: str) -> None:
     """The partition board as a Prefect artifact beside the run; a run's outcome never
     depends on it."""
-    from refill.views import board
-
     if not settings.warehouse_path().exists():
         return
     try:
-        board.publish_artifact(window, key=key)
+        artifacts.publish_board(window, key=key)
     except Exception as error:  # noqa: BLE001 (the artifact is a view, not the outcome)
         get_run_logger().warning("the board artifact was not published: %s", error)
 

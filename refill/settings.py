@@ -46,3 +46,8 @@ def _resolve(raw: str) -> Path:
     # value means the same file whether a command starts here or in a subfolder.
     path = Path(raw).expanduser()
     return path if path.is_absolute() else project_dir() / path
+
+
+# The deployments' retry delays (prefect.yaml's retry_delay_seconds), in seconds: the board
+# estimates a failed day's next retry with them.
+DEPLOYMENT_RETRY_DELAYS = (300, 600)

@@ -13,6 +13,7 @@ from flows.daily import daily
 from flows.tasks import run_flow
 from refill.sample_data import DaySpec
 from refill.views import board
+from refill.views.board import model
 
 W1 = date(2026, 3, 2)  # a Monday
 SPEC = DaySpec(payments=150)
@@ -41,7 +42,7 @@ class PageRow:
     versions: dict[int, tuple[str, bool]] = field(default_factory=dict)  # v -> (text, served)
 
     def lamp_states(self) -> list[str]:
-        return [self.lamps[step][0] for step in board.STEPS]
+        return [self.lamps[step][0] for step in model.STEPS]
 
 
 VOID_ELEMENTS = {"br", "hr", "img", "input", "link", "meta"}

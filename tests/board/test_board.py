@@ -14,13 +14,20 @@ from decimal import Decimal
 
 import pytest
 
+from flows import artifacts
 from harness import overlay
 from refill.errors import RefillError
 from refill.rules import planning
 from refill.rules.planning import DayState
 from refill.rules.readiness import DayReadiness
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.views import board, board_server, status
+from refill.views import board, status
+from refill.views.board import markdown as board_markdown
+from refill.views.board import model as board_model
+from refill.views.board import page as board_page
+from refill.views.board import read as board_read
+from refill.views.board import rows as board_rows
+from refill.views.board import server as board_server
 from refill.warehouse import ops
 from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.partition_status import DayStatus
@@ -129,9 +136,9 @@ def test_the_board_shows_a_planted_week_row_by_row(workspace, tmp_path, monkeypa
 
     # AND the Prefect artifact's markdown says the same per day
     window = planning.DateRange(d(1), d(7))
-    markdown = board.summary_markdown(
+    markdown = board_markdown.summary_markdown(
         status.collect_for(shared_project(), window),
-        board.read_extras(workspace.warehouse, window),
+        board_read.read_extras(workspace.warehouse, window),
         window=window,
     )
     lines = {line.split(" | ")[0].strip("| "): line for line in markdown.splitlines()}
@@ -308,7 +315,7 @@ def test_every_run_can_publish_the_board_as_a_markdown_artifact(workspace):
     # WHEN a flow run publishes the board at its end
     @flow(name="publishes-the-board")
     def publishes():
-        return board.publish_artifact(planning.DateRange(d(1), d(2)), key="refill-board-test")
+        return artifacts.publish_board(planning.DateRange(d(1), d(2)), key="refill-board-test")
 
     artifact_id = publishes()
 
@@ -323,8 +330,18 @@ def test_every_run_can_publish_the_board_as_a_markdown_artifact(workspace):
     assert f"| {d(2)} | 🟢 | 🟢 | 🟢 | 🟢 | published |" in markdown
     assert "data as of: fct_payments complete through 2026-03-03" in markdown
 
+    # AND a run that holds the days' statuses hands them over: the artifact draws those
+    held = status.collect_for(shared_project(), planning.DateRange(d(1), d(1)))
+    window = planning.DateRange(d(1), d(2))
+    drawn = board.artifact_markdown(shared_project(), window, statuses=held)
+    assert f"| {d(1)} | 🟢 | 🟢 | 🟢 | 🟢 | published |" in drawn
+    assert f"| {d(2)} |" not in drawn
+
 
 # -- the rules on their own ----------------------------------------------------------------------
+
+
+NOW = datetime(2026, 3, 2, 12, 0)  # the time a board of the rules' own is drawn at
 
 
 def _status(day: date, ready: bool = True, ledger=None, state=DayState.MISSING) -> DayStatus:
@@ -362,10 +379,11 @@ def _attempt(
 def test_a_failed_build_crosses_the_lamp_it_stopped_at(failed_step, message, lamps):
     # GIVEN a ready day whose only build failed at `failed_step` with `message`, no run on
     statuses = [_status(W1, state=DayState.FAILED)]
-    extras = board.Extras(attempts={W1: [_attempt("failed", message, failed_step=failed_step)]})
+    attempts = [_attempt("failed", message, failed_step=failed_step)]
+    extras = board_model.Extras(attempts={W1: attempts})
 
     # WHEN the board is assembled
-    row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
+    row = board_rows.assemble(statuses, extras, now=NOW, retry_delays=[300]).rows[0]
 
     # THEN the lamps stop at the step that failed, and the flag says why
     assert [lamp.state for lamp in row.lamps] == lamps
@@ -376,10 +394,10 @@ def test_a_fault_message_alone_no_longer_lights_the_publish_lamp():
     # GIVEN an old-style attempt (no failed_step) whose message names a fault point
     statuses = [_status(W1, state=DayState.FAILED)]
     message = "fct_payments: refill fault injected at before_ledger"
-    extras = board.Extras(attempts={W1: [_attempt("failed", message)]})
+    extras = board_model.Extras(attempts={W1: [_attempt("failed", message)]})
 
     # WHEN the board is assembled
-    row = board.assemble(statuses, extras, retry_delays=[300]).rows[0]
+    row = board_rows.assemble(statuses, extras, now=NOW, retry_delays=[300]).rows[0]
 
     # THEN the message is not read for test machinery: the build lamp is crossed
     assert [lamp.state for lamp in row.lamps] == ["on", "failed", "off", "off"]
@@ -390,7 +408,7 @@ def test_a_warehouse_without_versioned_marts_draws_no_revenue_column():
     statuses = [_status(W1, ready=False, state=DayState.NOT_READY)]
 
     # WHEN the page is drawn
-    page = board.render_html(board.assemble(statuses, board.Extras()))
+    page = board_page.render_html(board_rows.assemble(statuses, board_model.Extras(), now=NOW))
 
     # THEN it has the row, its reason, no revenue column, and it fetches nothing from disk
     parsed = BoardPage(page)
@@ -402,7 +420,7 @@ def test_a_warehouse_without_versioned_marts_draws_no_revenue_column():
 
 
 def test_a_versioned_mart_is_pending_only_while_a_newer_version_waits():
-    mart = board.VersionedMart("fct_daily_revenue", 1, None, None, "revenue_usd")
+    mart = board_model.VersionedMart("fct_daily_revenue", 1, None, None, "revenue_usd")
     mart.totals = {1: {W1: Decimal("10.00")}, 2: {W1: Decimal("9.00")}}
     mart.published_days = {1: 7, 2: 5}
     mart.missing_days = {1: 0, 2: 2}
@@ -411,13 +429,13 @@ def test_a_versioned_mart_is_pending_only_while_a_newer_version_waits():
     mart.missing_days[2] = 0
     assert "cutover pending (refill cutover fct_daily_revenue --to 2)" in mart.describe()
 
-    switched = board.VersionedMart("fct_daily_revenue", 2, 1, None, "revenue_usd")
+    switched = board_model.VersionedMart("fct_daily_revenue", 2, 1, None, "revenue_usd")
     switched.published_days = {1: 7, 2: 7}
     assert switched.pending == [] and "v1 kept for rollback" in switched.describe()
 
 
-def _running(run_id: str, started: datetime) -> board.RunEntry:
-    return board.RunEntry(
+def _running(run_id: str, started: datetime) -> board_model.RunEntry:
+    return board_model.RunEntry(
         run_id, "backfill", f"refill backfill ({run_id})", {}, started, None, "running", None
     )
 
@@ -431,8 +449,8 @@ def test_a_running_row_whose_process_is_gone_shows_as_interrupted(monkeypatch, t
     monkeypatch.setattr(ops, "run_is_alive", lambda warehouse, run_id: alive[run_id])
 
     # WHEN the board reads them and is assembled
-    runs = [board._with_liveness(_running(run_id, long_ago), tmp_path) for run_id in alive]
-    drawn = board.assemble([_status(W1)], board.Extras(runs=runs), now=now)
+    runs = [board_read.with_liveness(_running(run_id, long_ago), tmp_path) for run_id in alive]
+    drawn = board_rows.assemble([_status(W1)], board_model.Extras(runs=runs), now=now)
 
     # THEN the dead one is interrupted, never "running now"; the live one runs however
     # long it has; the unknown one counts as running only within ACTIVE_RUN_LIMIT
@@ -440,6 +458,6 @@ def test_a_running_row_whose_process_is_gone_shows_as_interrupted(monkeypatch, t
     assert shown == {"r-dead": "interrupted", "r-long": "running", "r-unknown": "running"}
     assert "killed or interrupted" in next(r for r in runs if r.run_id == "r-dead").message
     assert [run.run_id for run in drawn.active_runs] == ["r-long"]
-    assert "running now" not in board.render_html(
-        board.assemble([_status(W1)], board.Extras(runs=[runs[0]]), now=now)
+    assert "running now" not in board_page.render_html(
+        board_rows.assemble([_status(W1)], board_model.Extras(runs=[runs[0]]), now=now)
     )

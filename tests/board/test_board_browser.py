@@ -23,7 +23,7 @@ import pytest
 from refill.errors import RefillError
 from refill.rules import planning
 from refill.sample_data import DaySpec, write_day
-from refill.views import board_server
+from refill.views.board import server as board_server
 from refill.warehouse.dbt_runner import shared_project
 from tests.board.page import SPEC, d, render, run_daily
 from tests.runs import run_backfill

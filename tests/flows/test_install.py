@@ -96,6 +96,21 @@ def test_an_installed_refill_builds_a_day_of_the_project_refill_project_dir_name
         [(rows,)] = connection.execute("select count(*) from main.fct_payments").fetchall()
     assert rows > 0
 
+    # AND the installed board draws it, its style and script read from the package's files
+    page = tmp_path / "board.html"
+    span = ["--start", str(day), "--end", str(day), "--out", str(page)]
+    drawn = _refill(
+        installed,
+        "board",
+        *span,
+        cwd=tmp_path,
+        REFILL_PROJECT_DIR=str(project),
+        REFILL_LANDING=str(tmp_path / "landing"),
+        REFILL_WAREHOUSE=str(warehouse),
+    )
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    assert "--ok: #1f9d55" in page.read_text() and "data-poll" in page.read_text()
+
 
 def test_an_installed_refill_without_refill_project_dir_says_what_to_set(installed, tmp_path):
     # WHEN the installed command runs with no project folder named

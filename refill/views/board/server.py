@@ -4,10 +4,10 @@ One thread watches, twice a second and without opening the warehouse, what the b
 drawn from: the lock's holder (which run builds which days now), the warehouse file and its
 WAL, and the window's landing manifests. When one of them changes, the page is redrawn at
 once with the new lock holder (the lamps move even while a build holds the file), and a
-second thread reads the warehouse in full through ops.read_warehouse, between two builds
-(a backfill lets a waiting reader in before its next chunk): a reader's connection never
-makes a build fail to open the file. The page asks /state.json every few seconds and
-reloads when the board's fingerprint changed.
+second thread reads the warehouse in full (`read.snapshot`, through ops.read_warehouse),
+between two builds (a backfill lets a waiting reader in before its next chunk): a reader's
+connection never makes a build fail to open the file. The page asks /state.json every
+few seconds and reloads when the board's fingerprint changed.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ from refill.errors import RefillError
 from refill.rules import planning
 from refill.rules.readiness import MANIFEST_NAME, day_folder
 from refill.sample_data import DATASET
-from refill.views import board
+from refill.views.board import page, read, rows
+from refill.views.board.model import Board
 from refill.warehouse import locking, ops
 
 HOST = "127.0.0.1"  # the board shows run ids, paths and messages: never off this machine
+DEFAULT_PORT = 8765  # `refill board --serve`'s
 POLL_SECONDS = 0.5
 # A full read waits this long for the warehouse lock, then tries again at once: it gets in
 # between two chunks of a backfill (which then waits for it, briefly), while the page shows
@@ -56,7 +58,7 @@ class BoardService:
         self.window = window
         self.out = out
         self.lock_wait_seconds = lock_wait_seconds
-        self.board: board.Board | None = None
+        self.board: Board | None = None
         self.fingerprint = ""
         self.full_reads = 0
         self.last_error: str | None = None
@@ -68,8 +70,8 @@ class BoardService:
         self.wanted.set()
         self._publish(self._placeholder(), static=False)
 
-    def _placeholder(self) -> board.Board:
-        return board.Board(
+    def _placeholder(self) -> Board:
+        return Board(
             window=self.window,
             generated_at=ops.utc_now(),
             rows=[],
@@ -78,7 +80,7 @@ class BoardService:
             recent_runs=[],
             run_notices=[],
             marts=[],
-            holder=board.live_holder(settings.warehouse_path()),
+            holder=read.live_holder(settings.warehouse_path()),
             warehouse=str(settings.warehouse_path()),
         )
 
@@ -104,7 +106,7 @@ class BoardService:
     def inputs(self) -> tuple:
         """What the board is drawn from, by file metadata only (no warehouse connection)."""
         warehouse = settings.warehouse_path()
-        holder = board.live_holder(warehouse)
+        holder = read.live_holder(warehouse)
         who = (holder.run_id, holder.pid, tuple(holder.partitions)) if holder else None
         files = [warehouse, warehouse.with_name(warehouse.name + ".wal")]
         landing = settings.landing_root()
@@ -121,8 +123,8 @@ class BoardService:
         self.wanted.set()
         with self._publishing:
             if self.board is not None and self.full_reads:
-                holder = board.live_holder(settings.warehouse_path())
-                self._publish(board.with_holder(self.board, holder))
+                holder = read.live_holder(settings.warehouse_path())
+                self._publish(rows.with_holder(self.board, holder, ops.utc_now()))
 
     def read(self) -> bool:
         """A full read of the warehouse, when one is wanted and the warehouse lock is free
@@ -131,7 +133,7 @@ class BoardService:
             return False
         self.wanted.clear()  # what moves during the read asks for the next one
         try:
-            fresh = board.snapshot(self.project, self.window, self.lock_wait_seconds)
+            fresh = read.snapshot(self.project, self.window, self.lock_wait_seconds)
         except RefillError as error:  # a build kept the lock (LockTimeout), or the file
             self.wanted.set()
             busy = isinstance(error, locking.LockTimeout)
@@ -141,19 +143,19 @@ class BoardService:
             return False
         self.last_error = None
         with self._publishing:
-            holder = board.live_holder(settings.warehouse_path())
+            holder = read.live_holder(settings.warehouse_path())
             self.full_reads += 1
-            self._publish(board.with_holder(fresh, holder) if holder else fresh)
+            self._publish(rows.with_holder(fresh, holder, ops.utc_now()) if holder else fresh)
         return True
 
-    def _publish(self, current: board.Board, static: bool = True) -> None:
-        fingerprint = board.fingerprint(current)
-        page = board.render_html(current, poll_url=STATE_PATH, fingerprint=fingerprint)
+    def _publish(self, current: Board, static: bool = True) -> None:
+        fingerprint = page.fingerprint(current)
+        served = page.render_html(current, poll_url=STATE_PATH, fingerprint=fingerprint)
         with self._guard:
-            self.board, self.fingerprint, self._page = current, fingerprint, page
+            self.board, self.fingerprint, self._page = current, fingerprint, served
         if self.out is not None and static:
             self.out.parent.mkdir(parents=True, exist_ok=True)
-            self.out.write_text(board.render_html(current), encoding="utf-8")
+            self.out.write_text(page.render_html(current), encoding="utf-8")
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -263,7 +265,7 @@ def start(
 def serve(
     project,
     window: planning.DateRange,
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     out: Path | None = None,
     poll_seconds: float = POLL_SECONDS,
 ) -> None:
