@@ -288,8 +288,9 @@ def read_published_totals(connection, start: date, end: date) -> dict[date, tupl
 
 
 def published_totals(warehouse: Path, start: date, end: date) -> dict[date, tuple[int, float]]:
-    """read_published_totals on a read of its own (the readers' protocol)."""
-    with read_warehouse(warehouse) as connection:
+    """read_published_totals on a read of its own (the readers' protocol, through `connect`:
+    the harness pauses its concurrent reader around the flows' read-only connections)."""
+    with connect(warehouse, read_only=True) as connection:
         return read_published_totals(connection, start, end)
 
 
