@@ -167,8 +167,7 @@ def plan_backfill(
     )
     totals: dict[date, tuple[int, float]] = {}
     if any(status.ledger for status in statuses):
-        with ops.connect(warehouse, read_only=True) as connection:
-            totals = ops.read_published_totals(connection, window.start, window.end)
+        totals = ops.published_totals(warehouse, window.start, window.end)
     plan = make_plan(
         window,
         selection.models,

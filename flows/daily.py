@@ -108,8 +108,7 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
         )
         if status.state not in (DayState.PUBLISHED, DayState.STALE):
             return None
-        with ops.connect(warehouse, read_only=True) as connection:
-            return ops.read_published_totals(connection, day, day).get(day, (0, 0.0))
+        return ops.published_totals(warehouse, day, day).get(day, (0, 0.0))
 
 
 @flow(name="refill-daily")

@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-import duckdb
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run
@@ -20,10 +19,11 @@ from prefect.states import Failed
 
 from flows import artifacts, prefect_server
 from refill import interrupts, settings
-from refill.errors import FailedStep, RefillError, is_transient
+from refill.errors import FailedStep, RefillError
 from refill.rules.planning import Chunk
 from refill.warehouse import locking, notify, ops
 from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
+from refill.warehouse.engine import ENGINE_ERRORS, is_transient
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
 # failed waits at least this long for the warehouse to record its failure, even when its
@@ -352,7 +352,7 @@ class RunAccount:
             if recorded:
                 deliver_notifications(self.context)
                 return
-        except (RefillError, duckdb.Error) as error:
+        except (RefillError, *ENGINE_ERRORS) as error:
             logger.warning("could not record the run's outcome in the warehouse: %s", error)
         # The log sink, as delivery would (an error record: the terminal shows it once,
         # as the command's own line).

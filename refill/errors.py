@@ -1,4 +1,6 @@
-"""refill's errors, the exit status each one gives, and which failures a retry can help.
+"""refill's errors and the exit status each one gives. Whether a retry can help is each
+error's own verdict (`RefillError.transient`); for an error the engine raised, the warehouse
+boundary judges (refill.warehouse.engine.is_transient).
 
 Exit statuses (the one home for them; `refill` returns these):
   0    success (and `refill gaps` found nothing)
@@ -63,17 +65,3 @@ class UsageError(RefillError):
     """An argument or option whose value cannot be right, whatever the data: exit 2."""
 
     exit_code = EXIT_USAGE
-
-
-def is_transient(error: BaseException) -> bool:
-    """Whether a retry after a pause can help: refill's own verdict, or for an error refill
-    did not raise, DuckDB's I/O errors (a file lock held by another process, a hiccup)."""
-    import duckdb
-
-    from refill.warehouse.locking import LockTimeout
-
-    if isinstance(error, LockTimeout):  # the holder finishes; waiting again can succeed
-        return True
-    if isinstance(error, RefillError):
-        return error.transient
-    return isinstance(error, duckdb.IOException)

@@ -40,7 +40,7 @@ from pathlib import Path
 import duckdb
 import filelock
 
-from refill.errors import RefillError
+from refill.errors import FailedStep, RefillError
 
 LIVE = "live"
 HISTORY = "history"
@@ -55,12 +55,32 @@ _FILE_CONFLICT = re.compile(r"Could not set lock on file")
 _CONFLICT_HOLDER = re.compile(r"held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 
 
+# A reader waits this long for a write in progress (one chunk of a backfill, a daily run's
+# window) to end; writers take the lock per chunk, and let waiting readers in first.
+DEFAULT_READ_WAIT_SECONDS = 300.0
+
+
 class LockTimeout(RefillError):
-    """The lock stayed with another run longer than this run was willing to wait."""
+    """The lock stayed with another run longer than this run was willing to wait. Transient
+    unless said otherwise: the holder finishes, and waiting again can succeed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = True,
+        failed_step: FailedStep = FailedStep.OTHER,
+    ):
+        super().__init__(message, transient=transient, failed_step=failed_step)
 
 
 class WarehouseOpenElsewhere(LockTimeout):
-    """A process outside refill kept the warehouse file open longer than the lock wait."""
+    """A process outside refill kept the warehouse file open longer than the lock wait.
+    `holder`: that process, as the engine named it (None after a pickle round trip)."""
+
+    def __init__(self, message: str, *, holder: FileHolder | None = None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.holder = holder
 
 
 @dataclass
@@ -301,7 +321,7 @@ def open_for_writing(
     """A read-write connection to the warehouse, once no process outside refill has it
     open; None when there is no file yet (the writer creates it) or this process has it
     open already. While it is open, this process holds the file: its other read-write
-    connections with the default configuration (dbt's, ops.connect's) share it. Raises
+    connections with the default configuration (dbt's, the boundary's) share it. Raises
     WarehouseOpenElsewhere, naming the outside process, after `wait_seconds` (what is left
     of the run's `lock_wait_seconds`). Call it holding the warehouse lock (warehouse_lock
     does, for every writer)."""
@@ -323,7 +343,8 @@ def open_for_writing(
                 f"warehouse {warehouse.name} is open in {outside.describe()}; waited "
                 f"{lock_wait_seconds if lock_wait_seconds is not None else wait_seconds:g}s. "
                 "Close it (readers: see the README, Reading the warehouse "
-                "while refill writes) and rerun, or pass a longer --lock-wait"
+                "while refill writes) and rerun, or pass a longer --lock-wait",
+                holder=outside,
             ) from None
         if not told and on_wait is not None:
             on_wait(outside)

@@ -1,10 +1,9 @@
-"""The flows' reads and writes of the ops relations (run log, attempts, outbox, ledger).
+"""The reads and writes of the ops relations (run log, attempts, outbox, ledger), in
+portable SQL on a connection of the warehouse boundary (refill.warehouse.engine).
 
 The relations themselves are created by dbt (macros/ops/refill_create_ops_relations.sql,
-their one home). Connections are short: DuckDB lets one process write a file, and a
-connection left open would lock out the next dbt invocation or another run. Every read goes
-through `read_warehouse` (under the warehouse lock, read-only), so a reader never makes a
-writer fail.
+their one home). `connect`, `read_warehouse` and `check_readable` are the boundary's, on the
+warehouse at a path: connections are short, and every read goes through the lock protocol.
 """
 
 from __future__ import annotations
@@ -12,18 +11,15 @@ from __future__ import annotations
 import contextlib
 import getpass
 import json
-import os
 import socket
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import duckdb
-
-from refill.errors import FailedStep, RefillError
+from refill.errors import FailedStep
 from refill.warehouse import locking
+from refill.warehouse.engine import warehouse_at
 
 
 def utc_now() -> datetime:
@@ -31,112 +27,63 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-# A reader waits this long for a write in progress (one chunk of a backfill, a daily run's
-# window) to end; writers take the lock per chunk, and let waiting readers in first.
-DEFAULT_READ_WAIT_SECONDS = 300.0
-
-
 def check_readable(warehouse: Path) -> None:
     """A reading command's first step: refuse, in one line and before anything else runs,
     a warehouse that is missing, a folder or not a DuckDB file. Creates nothing."""
-    locking.check_location(warehouse, create=False)
+    warehouse_at(warehouse).check_readable()
 
 
-@contextlib.contextmanager
 def read_warehouse(
     warehouse: Path,
     *,
     reader: str = "read",
-    wait_seconds: float = DEFAULT_READ_WAIT_SECONDS,
+    wait_seconds: float = locking.DEFAULT_READ_WAIT_SECONDS,
     on_wait=None,
-) -> Iterator:
-    """refill's one way to read the warehouse: take the warehouse lock briefly (as a reader:
-    a backfill lets it in between two chunks, a build in progress makes it wait, at most
-    `wait_seconds`), open the file read-only, read, close, let go. A reader's connection
-    never makes a writer fail, because no writer opens the file while a reader holds the
-    lock. The warehouse must exist: a reader never creates the file or its folder, and a
-    path that is missing, a folder or not a DuckDB file is refused in one line. `on_wait` is
-    told once whom the read waits for (locking.warehouse_lock's)."""
-    deadline = time.monotonic() + wait_seconds
-    with locking.warehouse_lock(
-        warehouse,
-        run_id=f"{reader}-{os.getpid()}",
-        command=reader,
-        priority=locking.READ,
-        wait_seconds=wait_seconds,
-        on_wait=on_wait,
-    ):
-        try:
-            connection = _open(warehouse, True, max(deadline - time.monotonic(), 0))
-        except duckdb.ConnectionException:
-            # This process writes it now (a read inside its own write): DuckDB allows one
-            # configuration per file in a process, so read on a connection like the writer's.
-            try:
-                connection = _open(warehouse, False, 0)
-            except duckdb.ConnectionException as error:
-                raise RefillError(f"cannot read the warehouse {warehouse}: {error}") from None
-        try:
-            yield connection
-        finally:
-            connection.close()
+) -> contextlib.AbstractContextManager:
+    """refill's one way to read the warehouse (the boundary's `Warehouse.read`): under the
+    warehouse lock, read-only, at most `wait_seconds` of waiting for a write in progress."""
+    return warehouse_at(warehouse).read(reader=reader, wait_seconds=wait_seconds, on_wait=on_wait)
 
 
 @contextlib.contextmanager
 def connect(
     warehouse: Path, read_only: bool = False, wait_seconds: float | None = None
 ) -> Iterator:
-    """A short DuckDB connection. Read-only: `read_warehouse` (the readers' protocol).
-    Read-write: for a writer that holds the warehouse lock; it waits (bounded) while a
-    process outside refill has the file open, then says which one."""
+    """A short connection. Read-only: `read_warehouse` (the readers' protocol). Read-write:
+    for a writer that holds the warehouse lock (the boundary's `Warehouse.connect`)."""
+    store = warehouse_at(warehouse)
     if read_only:
-        wait = DEFAULT_READ_WAIT_SECONDS if wait_seconds is None else wait_seconds
-        with read_warehouse(warehouse, wait_seconds=wait) as connection:
+        wait = locking.DEFAULT_READ_WAIT_SECONDS if wait_seconds is None else wait_seconds
+        with store.read(wait_seconds=wait) as connection:
             yield connection
         return
-    connection = _open(warehouse, False, 60 if wait_seconds is None else wait_seconds)
-    try:
+    with store.connect(wait_seconds=wait_seconds) as connection:
         yield connection
-    finally:
-        connection.close()
 
 
-def _open(warehouse: Path, read_only: bool, wait_seconds: float):
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            return duckdb.connect(str(warehouse), read_only=read_only)
-        except duckdb.IOException as error:
-            outside = locking.file_holder(error)
-            if outside is None:
-                raise RefillError(f"cannot open the warehouse {warehouse}: {error}") from None
-            if time.monotonic() >= deadline:
-                raise locking.WarehouseOpenElsewhere(
-                    f"warehouse {warehouse.name} is open in {outside.describe()}; waited "
-                    f"{wait_seconds:g}s. Retry when it closes the file"
-                ) from None
-            time.sleep(locking.FILE_POLL_SECONDS)
+def has_table(connection, schema: str, name: str) -> bool:
+    (count,) = connection.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+        [schema, name],
+    ).fetchone()
+    return count > 0
 
 
 def has_ops(connection) -> bool:
-    found = connection.execute(
-        "select count(*) from information_schema.tables "
-        "where table_schema = 'ops' and table_name = 'partition_ledger'"
-    ).fetchone()
-    return bool(found and found[0])
+    return has_table(connection, "ops", "partition_ledger")
 
 
 def seeds_are_loaded(connection, seeds: dict[str, tuple[str, str]], load_key: str) -> bool:
     """True when every seed (unique id -> schema, table) is in the warehouse, loaded by the
     flows with `load_key` (ops.seed_loads, written by the seeds' post-hook)."""
-    try:
-        loaded = dict(connection.execute("select seed_id, load_key from ops.seed_loads").fetchall())
-        tables = set(
-            connection.execute(
-                "select table_schema, table_name from information_schema.tables"
-            ).fetchall()
-        )
-    except duckdb.CatalogException:  # a warehouse from before ops.seed_loads
+    if not has_table(connection, "ops", "seed_loads"):  # a warehouse from before it
         return False
+    loaded = dict(connection.execute("select seed_id, load_key from ops.seed_loads").fetchall())
+    tables = set(
+        connection.execute(
+            "select table_schema, table_name from information_schema.tables"
+        ).fetchall()
+    )
     return has_ops(connection) and all(
         loaded.get(seed_id) == load_key and relation in tables
         for seed_id, relation in seeds.items()
@@ -338,3 +285,20 @@ def read_published_totals(connection, start: date, end: date) -> dict[date, tupl
         [start, end],
     ).fetchall()
     return {day: (count, float(total)) for day, count, total in rows}
+
+
+def published_totals(warehouse: Path, start: date, end: date) -> dict[date, tuple[int, float]]:
+    """read_published_totals on a read of its own (the readers' protocol, through `connect`:
+    the harness pauses its concurrent reader around the flows' read-only connections)."""
+    with connect(warehouse, read_only=True) as connection:
+        return read_published_totals(connection, start, end)
+
+
+def read_published_days(connection, model: str) -> list[date]:
+    """The days the ledger says `model` (a relation: a version's table) is published for."""
+    rows = connection.execute(
+        "select partition_date from ops.partition_ledger "
+        "where model_name = ? and status = 'published' order by 1",
+        [model],
+    ).fetchall()
+    return [day for (day,) in rows]

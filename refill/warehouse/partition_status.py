@@ -11,6 +11,7 @@ from refill.rules import planning, readiness
 from refill.rules.readiness import DayReadiness
 from refill.sample_data import DATASET
 from refill.warehouse import ops
+from refill.warehouse.engine import warehouse_at
 
 FAILED_OUTCOMES = ("failed", "not ready")
 
@@ -49,11 +50,12 @@ def collect(
     """The state of each day of `window` across `models`, from the ledger, the attempts
     and the landing. Reads on `connection` when given (a reading command's, which needs
     the warehouse to exist); else, for the planner, a warehouse that does not exist yet
-    has nothing published, and one that does is read through ops.read_warehouse."""
+    has nothing published, and one that does is read through the boundary's read."""
+    store = warehouse_at(warehouse)
     if connection is not None:
         ledger, attempts, late = _read(connection, window)
-    elif warehouse.exists():
-        with ops.read_warehouse(warehouse, reader="plan") as connection:
+    elif store.exists():
+        with store.read(reader="plan") as connection:
             ledger, attempts, late = _read(connection, window)
     else:
         ledger, attempts, late = [], {}, set()

@@ -14,10 +14,20 @@ import duckdb
 import pytest
 
 from refill import cutover as cutover_module
-from refill.cutover import backfill_commands, choose_target, cutover, day_ranges, missing_days
+from refill.cutover import cutover
 from refill.errors import RefillError
+from refill.rules.cutover import (
+    backfill_commands,
+    check_covered,
+    check_reconciled,
+    choose_target,
+    day_ranges,
+    missing_days,
+    versioned_model,
+)
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
+from refill.views.cutover_report import render
 from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import query
 
@@ -131,6 +141,33 @@ def test_choosing_where_to_switch(current, previous, to, rollback, expected):
     else:
         with pytest.raises(RefillError, match=expected):
             choose_target(MODEL, current, previous, to, rollback)
+
+
+def test_each_check_refuses_in_one_line_naming_what_to_do():
+    # coverage: the missing days, and the backfills that fill them
+    with pytest.raises(RefillError) as uncovered:
+        check_covered("fct_daily_revenue_v2", 1, [day(1), day(2), day(3)], [day(2)])
+    message = str(uncovered.value)
+    assert "not published for 2 day(s) that v1 serves (2026-01-01, 2026-01-03)" in message
+    assert message.endswith("--select fct_daily_revenue_v2")
+    check_covered("fct_daily_revenue_v2", 1, [day(1)], [day(1), day(2)])
+    # reconciliation: the days that differ, and the restatements that rebuild them
+    with pytest.raises(RefillError) as unreconciled:
+        check_reconciled(
+            "fct_daily_revenue_v2",
+            "fct_payments",
+            [(day(2), "revenue_usd", Decimal("10.00"), Decimal("12.00"))],
+        )
+    assert "does not reconcile with fct_payments on 1 day(s)" in str(unreconciled.value)
+    assert "2026-01-02 revenue_usd published 10.00 vs expected 12.00" in str(unreconciled.value)
+    assert "--restate --yes" in str(unreconciled.value)
+    check_reconciled("fct_daily_revenue_v2", "fct_payments", [])
+    # the registry refuses a model it does not serve, naming the ones it does
+    assert versioned_model(MODEL).relation_name(2) == "fct_daily_revenue_v2"
+    with pytest.raises(RefillError, match=r"not a versioned model refill serves \(fct_daily"):
+        versioned_model("no_such_model")
+    for message in (str(uncovered.value), str(unreconciled.value)):
+        assert "\n" not in message and message.startswith("cutover refused: ")
 
 
 def test_the_command_line_hooks_parse_the_documented_forms():
@@ -371,7 +408,7 @@ def test_the_diff_report_equals_an_independent_computation(dbt_project, workspac
     assert all(c.before == v1_rows.get((c.day, c.key), 0) for c in report.largest_changes)
 
     # AND the rendered table prints the same figures
-    text = report.render()
+    text = render(report)
     grand_v1 = sum(v[0] for v in v1_sums.values())
     grand_v2 = sum(v[0] for v in v2_sums.values())
     assert f"{grand_v1:,}" in text and f"{grand_v2:,}" in text

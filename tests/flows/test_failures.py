@@ -17,11 +17,12 @@ from flows.daily import daily
 from flows.tasks import run_flow
 from harness import overlay
 from refill import settings
-from refill.errors import FailedStep, RefillError, is_transient
+from refill.errors import FailedStep, RefillError
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_days
 from refill.warehouse import locking, notify
 from refill.warehouse.dbt_runner import classify_failure, outcome_of
+from refill.warehouse.engine import is_transient
 from tests.helpers import hold_lock_in_another_process, query
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

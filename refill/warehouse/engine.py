@@ -1,0 +1,106 @@
+"""The one boundary to the engine: what the Python side asks of a warehouse, and the engine
+that answers (DuckDB today, refill.warehouse.duckdb_engine).
+
+Everything that differs between engines sits behind `Warehouse`: where the warehouse is and
+whether it exists, the lock protocol, connections for reading (under the lock, read-only) and
+for writing (the lock held), and the engine's own exceptions with their retry verdict. The
+SQL to the ops relations (refill.warehouse.ops) and cutover's (refill.warehouse.cutover_store)
+runs on a `Connection` in portable SQL, so a second engine (Spark) is one more class here,
+not an edit in every module that reads the warehouse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from refill import settings
+from refill.errors import RefillError
+from refill.warehouse.duckdb_engine import DuckDBWarehouse
+
+
+class Connection(Protocol):
+    """A DB-API-like connection, as the engine's client library gives it."""
+
+    def execute(self, query: str, parameters: Sequence[Any] | None = None) -> Connection: ...
+
+    def executemany(self, query: str, parameters: Sequence[Sequence[Any]]) -> Connection: ...
+
+    def fetchone(self) -> tuple | None: ...
+
+    def fetchall(self) -> list[tuple]: ...
+
+    def begin(self) -> Connection: ...
+
+    def commit(self) -> Connection: ...
+
+    def rollback(self) -> Connection: ...
+
+    def close(self) -> None: ...
+
+
+class Warehouse(Protocol):
+    """One warehouse on one engine."""
+
+    path: Path
+    errors: tuple[type[BaseException], ...]  # the engine's own exceptions
+
+    @staticmethod
+    def is_transient_error(error: BaseException) -> bool:
+        """Whether a retry after a pause can help an error the engine raised."""
+        ...
+
+    def exists(self) -> bool: ...
+
+    def check_readable(self) -> None:
+        """Refuse, in one line, a warehouse a reader cannot read; creates nothing."""
+        ...
+
+    def lock(
+        self,
+        *,
+        run_id: str,
+        command: str,
+        priority: str,
+        partitions: list | None = None,
+        wait_seconds: float = 900,
+        on_wait: Callable | None = None,
+    ) -> contextlib.AbstractContextManager:
+        """Hold the warehouse for a write (or a read), bounded by `wait_seconds`."""
+        ...
+
+    def read(
+        self, *, reader: str = "read", wait_seconds: float = ..., on_wait: Callable | None = None
+    ) -> contextlib.AbstractContextManager[Connection]:
+        """A read-only connection under the lock protocol: a reader never fails a writer."""
+        ...
+
+    def connect(
+        self, *, wait_seconds: float | None = None
+    ) -> contextlib.AbstractContextManager[Connection]:
+        """A short read-write connection for a writer that holds the lock."""
+        ...
+
+    def open(self, *, read_only: bool, wait_seconds: float) -> Connection:
+        """A connection the caller closes (a transaction that outlives one block)."""
+        ...
+
+
+# The engine refill runs on. Spark (docs/spark.md) would be chosen here, from settings.
+ENGINE = DuckDBWarehouse
+ENGINE_ERRORS: tuple[type[BaseException], ...] = ENGINE.errors
+
+
+def warehouse_at(path: Path | None = None) -> Warehouse:
+    """The warehouse at `path` (default: settings.warehouse_path()) on refill's engine."""
+    return ENGINE(settings.warehouse_path() if path is None else path)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether a retry after a pause can help: refill's own verdict on its errors (a lock
+    held too long is transient: its holder finishes), the engine's on the ones it raised."""
+    if isinstance(error, RefillError):
+        return error.transient
+    return ENGINE.is_transient_error(error)
