@@ -43,7 +43,7 @@ LISTED_DAYS = 5
 LISTED_COMMANDS = 3
 LARGEST_CHANGES = 5
 # A cutover is a short, interactive command: it waits for a build in progress, not for hours.
-DEFAULT_LOCK_WAIT_SECONDS = 120.0
+DEFAULT_LOCK_WAIT_SECONDS = settings.COMMAND_LOCK_WAIT_SECONDS
 
 
 @dataclass(frozen=True)

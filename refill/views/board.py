@@ -57,14 +57,14 @@ STEP_LAMPS = {
 # (macros/audits raise "refill audit: ...").
 AUDIT_FAILURE = re.compile(r"refill audit")
 # Fewer empty hours in a row are a quiet spell, not an outage (`refill gaps`' default).
-MIN_HOLE_HOURS = 3
+MIN_HOLE_HOURS = settings.MIN_HOLE_HOURS
 # A run log row still "running" whose liveness nobody can tell (ops.run_is_alive says None)
 # counts as running this long after it started, no longer.
 ACTIVE_RUN_LIMIT = timedelta(hours=6)
 INTERRUPTED_NOTE = "its process ended without closing the run (killed or interrupted)"
 RECENT_RUNS = 8
 RECENT_NOTICES = 5
-DEFAULT_LOCK_WAIT_SECONDS = 120.0
+DEFAULT_LOCK_WAIT_SECONDS = settings.COMMAND_LOCK_WAIT_SECONDS
 # The artifact waits at most this for a build of another run (it is taken between chunks).
 ARTIFACT_LOCK_WAIT_SECONDS = 30.0
 ARTIFACT_DAYS = 7
@@ -428,7 +428,7 @@ def assemble(
         days = [s.day for s in statuses] or [now.date()]
         window = planning.DateRange(min(days), max(days))
     if retry_delays is None:
-        from flows.backfill import DEPLOYMENT_RETRY_DELAYS
+        from refill.settings import RETRY_DELAY_SECONDS as DEPLOYMENT_RETRY_DELAYS
 
         retry_delays = list(DEPLOYMENT_RETRY_DELAYS)
     holder = extras.holder
@@ -1343,7 +1343,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--serve", action="store_true", help="serve it on 127.0.0.1; it reloads while runs move"
     )
-    parser.add_argument("--port", type=int, default=8765, help="--serve port (0: any free one)")
+    parser.add_argument(
+        "--port", type=int, default=settings.BOARD_PORT, help="--serve port (0: any free one)"
+    )
     parser.add_argument(
         "--lock-wait",
         type=float,

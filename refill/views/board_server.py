@@ -24,7 +24,7 @@ from refill import settings
 from refill.errors import RefillError
 from refill.rules import planning
 from refill.rules.readiness import MANIFEST_NAME, day_folder
-from refill.sample_data import DATASET
+from refill.settings import DATASET
 from refill.views import board
 from refill.warehouse import locking, ops
 
@@ -263,7 +263,7 @@ def start(
 def serve(
     project,
     window: planning.DateRange,
-    port: int = 8765,
+    port: int = settings.BOARD_PORT,
     out: Path | None = None,
     poll_seconds: float = POLL_SECONDS,
 ) -> None:
