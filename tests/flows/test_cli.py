@@ -85,7 +85,7 @@ def test_help_shows_the_choices_and_the_defaults():
     assert "{newest-first,oldest-first}" in backfill_help
     assert "{fail,skip,wait}" in backfill_help
     assert "(default: newest-first)" in backfill_help and "(default: 92)" in backfill_help
-    assert "(default: 300,600)" in backfill_help and "(default: 900)" in backfill_help
+    assert "(default: 300,600)" in backfill_help and "(default: 3600)" in backfill_help
     daily_help = " ".join(commands["daily"].format_help().split())
     assert "(default: 0)" in daily_help and "(default: yesterday, UTC)" in daily_help
     assert "exit status" in parser.format_help()
@@ -148,7 +148,7 @@ def test_one_failure_prints_one_line_once_and_exits_1(workspace):
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
 
     # WHEN `refill daily` runs for it from the shell
-    command = [sys.executable, "-m", "flows", "daily", "--date", str(d(1)), "--retries", "1"]
+    command = [sys.executable, "-m", "refill", "daily", "--date", str(d(1)), "--retries", "1"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
     # THEN it exits 1, and the terminal shows the failure once, as the last line

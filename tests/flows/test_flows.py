@@ -279,7 +279,7 @@ def test_a_daily_run_goes_between_a_long_backfills_chunks(workspace):
     from prefect.settings import PREFECT_API_URL
 
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
-    command = [sys.executable, "-m", "flows", "backfill", "--start", str(d(1)), "--end", str(d(8))]
+    command = [sys.executable, "-m", "refill", "backfill", "--start", str(d(1)), "--end", str(d(8))]
     command += ["--chunk-days", "1", "--order", "oldest-first", "--retries", "1"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

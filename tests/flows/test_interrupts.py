@@ -35,7 +35,7 @@ def _start_backfill(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     environment.update(REFILL_LANDING=str(landing), REFILL_WAREHOUSE=str(warehouse))
     child = subprocess.Popen(
-        [sys.executable, "-m", "flows", "backfill", "--start", str(DAYS[0]), "--end"]
+        [sys.executable, "-m", "refill", "backfill", "--start", str(DAYS[0]), "--end"]
         + [str(DAYS[-1]), "--chunk-days", "1", "--order", "oldest-first", "--retries", "1"],
         cwd=PACKAGE_PROJECT_DIR,
         env=environment,
@@ -167,7 +167,7 @@ def test_ctrl_c_ends_a_daily_run_waiting_for_its_file_at_once(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     environment.update(REFILL_LANDING=str(landing), REFILL_WAREHOUSE=str(warehouse))
     child = subprocess.Popen(
-        [sys.executable, "-m", "flows", "daily", "--date", str(FIRST), "--wait", "600"]
+        [sys.executable, "-m", "refill", "daily", "--date", str(FIRST), "--wait", "600"]
         + ["--poll", "1", "--retries", "1"],
         cwd=PACKAGE_PROJECT_DIR,
         env=environment,
@@ -228,9 +228,10 @@ def test_a_sigterm_while_prefect_starts_or_ends_the_run_stops_at_a_safe_point():
     # backfill met Prefect's own SIGTERM bridge, which crashed the run: exit 1, not 130)
     from prefect.utilities import engine
 
+    from flows import signals
     from refill import interrupts
 
-    interrupts.arm()
+    signals.arm()
     try:
         # WHEN Prefect's bridge, as its flow engine installs it around a run, gets SIGTERM
         engine._prefect_sigterm_handler(signal.SIGTERM, None)
@@ -253,7 +254,7 @@ def test_a_signal_during_start_up_ends_the_command_at_once_with_130(tmp_path, si
         REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
     )
     child = subprocess.Popen(
-        [sys.executable, "-m", "flows", "backfill", "--start", "2026-01-01", "--end", "2026-01-02"],
+        [sys.executable, "-m", "refill", "backfill", "--start", "2026-01-01", "--end", "2026-01-02"],
         cwd=PACKAGE_PROJECT_DIR,
         env=environment,
         stdout=subprocess.PIPE,
