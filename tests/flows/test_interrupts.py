@@ -254,7 +254,16 @@ def test_a_signal_during_start_up_ends_the_command_at_once_with_130(tmp_path, si
         REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
     )
     child = subprocess.Popen(
-        [sys.executable, "-m", "refill", "backfill", "--start", "2026-01-01", "--end", "2026-01-02"],
+        [
+            sys.executable,
+            "-m",
+            "refill",
+            "backfill",
+            "--start",
+            "2026-01-01",
+            "--end",
+            "2026-01-02",
+        ],
         cwd=PACKAGE_PROJECT_DIR,
         env=environment,
         stdout=subprocess.PIPE,
