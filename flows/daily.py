@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -10,15 +9,13 @@ from datetime import date, datetime, timedelta
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
+from flows.lifecycle import ReadyWait, Retries, RunEnding, recorded_run
+from flows.signals import end_as_cancelled
 from flows.tasks import (
     ChunkFailed,
     RunAccount,
     RunContext,
-    accounted_run,
-    build_window,
     combined_code_version,
-    prepare_warehouse,
-    publish_board,
     record_attempt,
     record_interrupted_attempt,
     refusals_fail_the_run,
@@ -29,12 +26,10 @@ from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
 from refill.rules.planning import Chunk, DayState, parse_day
-from refill.sample_data import DATASET
+from refill.settings import DATASET
 from refill.views import board
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
-
-DEPLOYMENT_READY_WAIT_SECONDS = 3 * 3600
 
 
 @dataclass
@@ -59,27 +54,17 @@ def logical_date_for(scheduled_start: datetime | None, explicit: date | str | No
     return scheduled_start.date() - timedelta(days=1)
 
 
-def wait_until_ready(
-    day: date, wait_seconds: float, poll_seconds: float, logger
-) -> readiness.DayReadiness:
+def wait_until_ready(day: date, wait: ReadyWait, logger) -> readiness.DayReadiness:
     """Poll the readiness rule until the day is ready or the wait is over."""
-    deadline = time.monotonic() + wait_seconds
+    deadline = wait.deadline()
     while True:
         verdict = readiness.day_readiness(settings.landing_root(), DATASET, day)
         if verdict.is_ready or time.monotonic() >= deadline:
             return verdict
-        logger.info("%s not ready (%s); checking again in %gs", day, verdict.reason, poll_seconds)
-        with interrupts.interruptible(f"waiting for {day} to be ready"):
-            time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0)))
-
-
-@contextlib.contextmanager
-def published_board(day: date):
-    """The Prefect UI shows the week's board beside the run, whatever its outcome."""
-    try:
-        yield
-    finally:
-        publish_board(board.week_ending(day), key="refill-daily-board")
+        logger.info(
+            "%s not ready (%s); checking again in %gs", day, verdict.reason, wait.poll_seconds
+        )
+        wait.pause(deadline, f"waiting for {day} to be ready")
 
 
 def restated_totals(project: DbtProject, context: RunContext, day: date) -> tuple | None:
@@ -113,14 +98,14 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
 
 @flow(name="refill-daily")
 @refusals_fail_the_run
-@interrupts.end_as_cancelled
+@end_as_cancelled
 @run_liveness.released_at_end
 def daily(
     logical_date: date | None = None,
-    wait_for_ready_seconds: float = DEPLOYMENT_READY_WAIT_SECONDS,
-    poll_seconds: float = 300,
-    lock_wait_seconds: float = 900,
-    retries: int = 3,
+    wait_for_ready_seconds: float = settings.READY_WAIT_SECONDS,
+    poll_seconds: float = settings.READY_POLL_SECONDS,
+    lock_wait_seconds: float = settings.DAILY_LOCK_WAIT_SECONDS,
+    retries: int = settings.RETRIES,
     retry_delay_seconds: list[float] | None = None,
     confirm: bool = False,
     command_line: str = "refill daily (deployment)",
@@ -163,14 +148,20 @@ def daily(
         code_version=combined_code_version(project.code_versions()),
         partitions=[day],
     )
-    with published_board(day), accounted_run(account):
-        prepare_warehouse(project, context)
-        run_liveness.hold(settings.warehouse_path(), run_id)  # before the run log says `running`
-        account.start()
-        try:
-            verdict = wait_until_ready(day, wait_for_ready_seconds, poll_seconds, logger)
-        except interrupts.Interrupted as stop:
-            raise _close_interrupted(account, day, stop) from None
+    ending = RunEnding(
+        interrupted_message=lambda stop: (
+            f"daily {day}: {stop}; nothing written. Rerun `refill daily --date {day}`."
+        ),
+        resume_advice="",
+        # the Prefect UI shows the week's board beside the run, whatever its outcome
+        board_window=board.week_ending(day),
+        board_key="refill-daily-board",
+        board_on_every_outcome=True,
+    )
+    wait = ReadyWait(wait_for_ready_seconds, poll_seconds)
+    retry = Retries.of(retries, retry_delay_seconds)
+    with recorded_run(project, account, ending):
+        verdict = wait_until_ready(day, wait, logger)
         if not verdict.is_ready:
             now = ops.utc_now()
             with_warehouse(
@@ -190,19 +181,17 @@ def daily(
                 failed_step=FailedStep.READINESS,
             )
 
-        delays = retry_delay_seconds if retry_delay_seconds is not None else [300, 600]
-        builder = build_window.with_options(retries=max(retries - 1, 0), retry_delay_seconds=delays)
         try:
             # a stop asked between attempts ends the wait; a build once started finishes whole
             with interrupts.interruptible(f"at {day}"):
-                result = builder(project, context, Chunk(day, day))
-        except interrupts.Interrupted as stop:
+                result = retry.builder()(project, context, Chunk(day, day))
+        except interrupts.Interrupted:
             record_interrupted_attempt(context, Chunk(day, day))
-            raise _close_interrupted(account, day, stop) from None
+            raise
         except ChunkFailed as failure:
             if not failure.recorded:
                 account.failed_attempt = unrecorded_attempt(
-                    context, Chunk(day, day), failure, max(retries, 1)
+                    context, Chunk(day, day), failure, retry.at_least_one
                 )
             raise ChunkFailed(
                 f"daily {day}: {failure}; {failure.what_to_do}",
@@ -217,13 +206,3 @@ def daily(
     return DailyReport(
         day, "succeeded", result.rows, time.monotonic() - clock, message, result.attempt
     )
-
-
-def _close_interrupted(
-    account: RunAccount, day: date, stop: interrupts.Interrupted
-) -> interrupts.Interrupted:
-    """Close the run log as interrupted: nothing of the day was written by this run."""
-    message = f"daily {day}: {stop}; nothing written. Rerun `refill daily --date {day}`."
-    get_run_logger().warning(message)
-    account.close("interrupted", message, failure="interrupted")
-    return interrupts.Interrupted(message)

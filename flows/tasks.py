@@ -28,7 +28,7 @@ from refill.warehouse.engine import ENGINE_ERRORS, is_transient
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
 # failed waits at least this long for the warehouse to record its failure, even when its
 # own --lock-wait was shorter (a lock timeout must still be accounted for).
-BOOKKEEPING_LOCK_WAIT_SECONDS = 120
+BOOKKEEPING_LOCK_WAIT_SECONDS = settings.BOOKKEEPING_LOCK_WAIT_SECONDS
 
 
 class ChunkFailed(RefillError):

@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib.metadata
-import logging
 import os
 import shlex
 import sys
 from datetime import UTC, datetime, timedelta
 
-from flows.backfill import DEFAULT_CHUNK_DAYS, DEFAULT_CHUNK_LINES
-from refill import interrupts
+from refill import interrupts, settings
 from refill.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RefillError
 from refill.rules import planning
 
@@ -51,33 +49,6 @@ class DefaultsShown(argparse.HelpFormatter):
         if isinstance(default, float):
             shown = f"{default:g}"
         return f"{text} (default: {shown})".strip()
-
-
-class _FailureShownOnce(logging.Filter):
-    """On the terminal, a failure is the command's one `refill: error:` line: Prefect's
-    error records of the run (a task's failure, the flow's Failed state) stay in the flow
-    run's log in the API, not on the console. Retries and progress still show."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.name.startswith(("prefect.flow_runs", "prefect.task_runs")):
-            return True
-        if record.levelno >= logging.ERROR:
-            return False
-        return not str(record.msg).startswith("Finished in state Failed")
-
-
-def show_failures_once() -> None:
-    """Install _FailureShownOnce on Prefect's console handlers (set up by importing it)."""
-    import prefect.main  # noqa: F401 (configures Prefect's logging)
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    loggers = [logging.getLogger(), *map(logging.getLogger, logging.root.manager.loggerDict)]
-    for logger in loggers:
-        for handler in getattr(logger, "handlers", []):
-            if isinstance(handler, PrefectConsoleHandler) and not any(
-                isinstance(f, _FailureShownOnce) for f in handler.filters
-            ):
-                handler.addFilter(_FailureShownOnce())
 
 
 def version_line() -> str:
@@ -120,10 +91,10 @@ def _start_flow_command(select: str | None = None) -> None:
     """What a flow command does once its options are valid: arm Ctrl-C and SIGTERM, start
     the temporary Prefect server in the background, and meanwhile parse the dbt project
     (and resolve --select), so a typo is reported without waiting for the server."""
-    from flows import prefect_server
+    from flows import prefect_server, signals
     from refill.warehouse.dbt_runner import shared_project
 
-    interrupts.arm()
+    signals.arm()
     prefect_server.start_in_background()
     project = shared_project()
     if select:
@@ -137,18 +108,17 @@ def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace)
     """Plan the backfill now, while the Prefect server starts: a plan that restates
     published days without --yes is refused here, after its plan, not after the server."""
     from flows.backfill import plan_backfill, refuse_unsigned_restatement
+    from refill.rules.plan import PlanOptions
     from refill.warehouse.dbt_runner import shared_project
 
-    _, _, plan = plan_backfill(
-        shared_project(),
-        window,
-        args.select,
+    options = PlanOptions(
         chunk_days=args.chunk_days,
         chunk_lines=args.chunk_lines,
         order=args.order,
         restate=args.restate,
         on_missing=args.on_missing,
     )
+    _, _, plan = plan_backfill(shared_project(), window, args.select, options)
     if plan.restated:
         print("\n".join(plan.describe()))
         refuse_unsigned_restatement(plan)
@@ -157,6 +127,7 @@ def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace)
 def cmd_daily(args: argparse.Namespace) -> int:
     from flows.daily import daily
     from flows.tasks import run_flow
+    from flows.terminal import show_failures_once
 
     day = (
         planning.parse_day("date", args.date)
@@ -190,6 +161,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     )
     from flows.backfill import backfill
     from flows.tasks import run_flow
+    from flows.terminal import show_failures_once
 
     print(
         f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s)"
@@ -259,6 +231,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
         return found
     from flows.backfill import backfill
     from flows.tasks import run_flow
+    from flows.terminal import show_failures_once
 
     days = report.days_to_fix
     _start_flow_command()
@@ -275,6 +248,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
         only_days=days,
         retries=args.retries,
         retry_delay_seconds=args.retry_delay,
+        lock_wait_seconds=args.lock_wait,
         command_line=_command_line(),
     )
     print(f"refill gaps --fix: {result.summary()}")
@@ -309,47 +283,63 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--chunk-days",
             type=int,
-            default=DEFAULT_CHUNK_DAYS,
+            default=settings.CHUNK_DAYS,
             help="at most this many days per dbt invocation",
         )
         command.add_argument(
             "--chunk-lines",
             type=int,
-            default=DEFAULT_CHUNK_LINES,
+            default=settings.CHUNK_LINES,
             help="at most this many landed lines per chunk, 0: no limit",
         )
 
-    def retry_options(command: argparse.ArgumentParser) -> None:
+    def retry_options(command: argparse.ArgumentParser, lock_wait_seconds: float) -> None:
         command.add_argument(
             "--retries",
             type=int,
-            default=3,
+            default=settings.RETRIES,
             help="attempts per chunk; only a transient failure (the warehouse busy, an I/O "
             "error) is retried, a deterministic one fails at once",
         )
         command.add_argument(
             "--retry-delay",
             type=_delays,
-            default=[300.0, 600.0],
+            default=list(settings.RETRY_DELAY_SECONDS),
             help="seconds between attempts, comma-separated",
         )
         command.add_argument(
-            "--lock-wait", type=float, default=900, help="seconds to wait for the warehouse"
+            "--lock-wait",
+            type=float,
+            default=lock_wait_seconds,
+            help="seconds to wait for the warehouse",
         )
 
     daily = commands.add_parser("daily", help="build one logical date")
     daily.add_argument("--date", help="logical date YYYY-MM-DD (default: yesterday, UTC)")
-    daily.add_argument("--wait", type=float, default=0, help="seconds to wait for the file")
-    daily.add_argument("--poll", type=float, default=60, help="seconds between readiness checks")
+    daily.add_argument(
+        "--wait",
+        type=float,
+        default=settings.DAILY_BY_HAND_WAIT_SECONDS,
+        help="seconds to wait for the file",
+    )
+    daily.add_argument(
+        "--poll",
+        type=float,
+        default=settings.READY_POLL_SECONDS,
+        help="seconds between readiness checks",
+    )
     daily.add_argument("--yes", action="store_true", help="sign off restating a published --date")
-    retry_options(daily)
+    retry_options(daily, settings.DAILY_LOCK_WAIT_SECONDS)
     daily.set_defaults(handler=cmd_daily)
 
     backfill = commands.add_parser("backfill", help="rebuild an explicit range in chunks")
     backfill.add_argument("--start", help="first day, YYYY-MM-DD (required)")
     backfill.add_argument("--end", help="last day, YYYY-MM-DD, inclusive (required)")
     backfill.add_argument(
-        "--order", default="newest-first", choices=planning.ORDERS, help="which chunks first"
+        "--order",
+        default=settings.BACKFILL_ORDER,
+        choices=planning.ORDERS,
+        help="which chunks first",
     )
     chunk_options(backfill)
     backfill.add_argument(
@@ -366,18 +356,24 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     backfill.add_argument(
         "--on-missing",
-        default="fail",
+        default=settings.ON_MISSING,
         choices=planning.ON_MISSING,
         help="a day not ready: stop before it, skip it, or wait for it",
     )
     backfill.add_argument("--select", help="dbt selection; downstream models come along")
     backfill.add_argument(
-        "--wait", type=float, default=3 * 3600, help="--on-missing wait: seconds to wait"
+        "--wait",
+        type=float,
+        default=settings.READY_WAIT_SECONDS,
+        help="--on-missing wait: seconds to wait",
     )
     backfill.add_argument(
-        "--poll", type=float, default=300, help="--on-missing wait: seconds between checks"
+        "--poll",
+        type=float,
+        default=settings.READY_POLL_SECONDS,
+        help="--on-missing wait: seconds between checks",
     )
-    retry_options(backfill)
+    retry_options(backfill, settings.BACKFILL_LOCK_WAIT_SECONDS)
     backfill.set_defaults(handler=cmd_backfill)
 
     for name, handler, text in (
@@ -388,17 +384,20 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--start",
             type=_day("start"),
-            help="first day, YYYY-MM-DD (default: 14 days before --end)",
+            help=f"first day, YYYY-MM-DD (default: {settings.STATUS_DAYS} days before --end)",
         )
         command.add_argument("--end", type=_day("end"), help="last day (default: yesterday)")
         if name == "gaps":
             command.add_argument("--fix", action="store_true", help="backfill them, newest-first")
             command.add_argument("--yes", action="store_true", help="sign off restating")
             command.add_argument(
-                "--min-hole-hours", type=int, default=3, help="report hour holes this long"
+                "--min-hole-hours",
+                type=int,
+                default=settings.MIN_HOLE_HOURS,
+                help="report hour holes this long",
             )
             chunk_options(command)
-            retry_options(command)
+            retry_options(command, settings.BACKFILL_LOCK_WAIT_SECONDS)  # --fix runs a backfill
         command.set_defaults(handler=handler)
 
     from refill import cutover
@@ -416,8 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
     demo.add_argument(
         "--folder",
-        default="data/demo",
-        help="where the demo writes; wiped, if the demo made it (default: data/demo)",
+        default=settings.DEFAULT_DEMO_FOLDER,
+        help="where the demo writes; wiped, if the demo made it",
     )
     demo.set_defaults(handler=cmd_demo)
     return parser

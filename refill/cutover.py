@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from refill import settings
 from refill.errors import RefillError
 from refill.rules import cutover as rules
 from refill.rules.cutover import CutoverReport, VersionedModel
@@ -38,7 +39,7 @@ from refill.warehouse.engine import Connection, Warehouse, warehouse_at
 from refill.warehouse.locking import LIVE
 
 # A cutover is a short, interactive command: it waits for a build in progress, not for hours.
-DEFAULT_LOCK_WAIT_SECONDS = 120.0
+DEFAULT_LOCK_WAIT_SECONDS = settings.COMMAND_LOCK_WAIT_SECONDS
 
 
 def cutover(

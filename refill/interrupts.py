@@ -16,7 +16,8 @@ lock and the run's liveness lock (refill/warehouse/run_liveness.py), so the next
 sees the run as interrupted, not running.
 
 Only `refill` arms these handlers. A deployment run on a worker keeps Prefect's own
-SIGTERM handling (the worker's cancel).
+SIGTERM handling (the worker's cancel). What ties them to Prefect (its SIGTERM bridge, a
+flow run ending Cancelled) is in flows/signals.py: this module knows no orchestrator.
 """
 
 from __future__ import annotations
@@ -79,30 +80,33 @@ def arm() -> None:
     _state.armed = True
     for signum in HANDLED:
         signal.signal(signum, _handle)
-    _route_prefects_sigterm_bridge_here()
 
 
-def _route_prefects_sigterm_bridge_here() -> None:
-    """Prefect's flow engine installs its own SIGTERM handler around a flow run, which
-    raises TerminationSignal: the run crashes and the command exits 1. `end_as_cancelled`
-    takes SIGTERM back for the flow's body, but a SIGTERM can land while the engine starts
-    or ends the run (seen by the harness: 1.2 s into a backfill, exit 1). On the command
-    line the bridge calls this module's handler instead, so the first SIGTERM anywhere in
-    the run stops at the next safe point, like Ctrl-C. A worker's runs (not armed) keep
-    Prefect's own handling."""
-    from prefect.utilities import engine
+def is_armed() -> bool:
+    """Whether the command line's handlers are in place (a worker's runs: no)."""
+    return _state.armed
 
-    prefects = engine._prefect_sigterm_handler
-    if getattr(prefects, "routed_to_refill", False):
-        return
 
-    def bridge(signum: int, *args: object) -> None:
-        if _state.armed:
-            return _handle(signum, args[0] if args else None)
-        return prefects(signum, *args)
+def handle(signum: int, frame=None) -> None:
+    """What a signal does to an armed command: the first asks for a stop at the next safe
+    point (at once while merely waiting), a second ends the process. For handlers of other
+    code to pass a signal on (flows/signals.py: Prefect's SIGTERM bridge)."""
+    _handle(signum, frame)
 
-    bridge.routed_to_refill = True  # type: ignore[attr-defined]
-    engine._prefect_sigterm_handler = bridge
+
+@contextlib.contextmanager
+def sigterm_stops_at_safe_points() -> Iterator[None]:
+    """While armed, SIGTERM in the block is refill's first or second signal, like Ctrl-C,
+    whatever handler other code installed around it (Prefect's flow engine installs its
+    own around a flow run); the previous handler is put back after."""
+    previous = None
+    if _state.armed and threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _handle)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def disarm(exit_status: int | None = None) -> None:
@@ -242,31 +246,3 @@ def _silence_resource_tracker() -> None:
     tracker_pid = getattr(resource_tracker._resource_tracker, "_pid", None)
     if tracker_pid:
         os.kill(tracker_pid, signal.SIGKILL)
-
-
-def end_as_cancelled(flow_body):
-    """Decorate a flow body: an interrupt ends the flow run Cancelled with its message.
-
-    Put it under the outermost decorator: Prefect resolves the flow's parameter annotations
-    in the outermost function's module, which must import their types (tasks.py does).
-
-    Inside a flow run Prefect installs its own SIGTERM handler; on the command line
-    (armed) this one takes SIGTERM back for the body, so SIGTERM stops at a safe point
-    like Ctrl-C."""
-
-    @functools.wraps(flow_body)
-    def wrapper(*args, **kwargs):
-        from prefect.states import Cancelled
-
-        previous = None
-        if _state.armed and threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _handle)
-        try:
-            return flow_body(*args, **kwargs)
-        except Interrupted as stop:
-            return Cancelled(message=str(stop))
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
-
-    return wrapper

@@ -18,8 +18,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from refill.rules.readiness import MANIFEST_NAME, day_folder
+from refill.settings import DATASET  # its home is settings; tests and tools import it here too
 
-DATASET = "payments"
 MARKET_CURRENCY = {"US": "USD", "DE": "EUR", "FR": "EUR", "GB": "GBP", "JP": "JPY", "CA": "CAD"}
 CURRENCIES = ("USD", "EUR", "GBP", "JPY", "CAD")
 STATUSES = ("captured", "captured", "captured", "captured", "refunded", "failed")

@@ -13,6 +13,58 @@ PACKAGE_PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT_DIR_ENV = "REFILL_PROJECT_DIR"
 DEFAULT_LANDING = "data/landing"
 DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
+DEFAULT_DEMO_FOLDER = "data/demo"
+
+# The landing dataset refill builds: `<landing>/<DATASET>/dt=YYYY-MM-DD/`.
+DATASET = "payments"
+
+# -- run defaults: the command line, the flows and prefect.yaml read these ----------------
+# (tests/flows/test_defaults.py holds the three to them). A command behaves the same
+# whether a person or the scheduler starts it; the one difference is named below.
+
+# Attempts per chunk, and the pauses between them. Only a transient failure (the warehouse
+# busy, an I/O error) is retried; 5 then 10 minutes outlasts a chunk of another run.
+RETRIES = 3
+RETRY_DELAY_SECONDS = (300.0, 600.0)
+
+# How long a run waits for the warehouse lock on each attempt (--lock-wait). A daily run
+# has the live priority: it waits only for the chunk in flight, and must fail in time to
+# page before readers look. A backfill is history: it queues behind live runs and the
+# chunks of another backfill, and a wait costs less than a failed chunk to rerun.
+DAILY_LOCK_WAIT_SECONDS = 900.0
+BACKFILL_LOCK_WAIT_SECONDS = 3600.0
+# Bookkeeping (the run log, an attempt, the outbox) waits at least this long, even when
+# the run's own --lock-wait was shorter: a lock timeout must still be accounted for.
+BOOKKEEPING_LOCK_WAIT_SECONDS = 120.0
+# A short command run by hand (a cutover, the board) waits for a build in progress, not
+# for hours.
+COMMAND_LOCK_WAIT_SECONDS = 120.0
+
+# Waiting for a day's export: the scheduled daily run and `backfill --on-missing wait`
+# wait up to 3 hours, checking every 5 minutes (a check reads every part file of the day).
+READY_WAIT_SECONDS = 3 * 3600.0
+READY_POLL_SECONDS = 300.0
+# `refill daily` by hand answers now whether the day is there (--wait 0); the schedule
+# waits for a late export (READY_WAIT_SECONDS). The one default that differs by who starts it.
+DAILY_BY_HAND_WAIT_SECONDS = 0.0
+
+# A backfill's plan. A chunk is one dbt invocation. It closes at CHUNK_LINES landed lines
+# (memory follows lines, not days: a chunk of 500,000 lines peaks near 0.55 GiB) or at
+# CHUNK_DAYS days, whichever comes first. Each chunk pays about a second of work that does
+# not depend on its size (a dbt invocation, four models' audits and ledger rows, ~25
+# window-scoped tests, a checkpoint): at 500,000 lines (46 days at 10,000 payments a day)
+# that keeps a 30-day range's cost per day within 30% of a year's with room to spare
+# (measured +18%; 600,000 lines measured +29% and no faster within noise). Measured in
+# docs/performance.md.
+CHUNK_DAYS = 92
+CHUNK_LINES = 500_000
+BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
+ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
+
+# -- views ---------------------------------------------------------------------------------
+STATUS_DAYS = 14  # `refill status` and `gaps` without --start: the last two weeks
+MIN_HOLE_HOURS = 3  # hours without events inside a landed day that count as a hole
+BOARD_PORT = 8765  # `refill board --serve`, on 127.0.0.1
 
 
 def project_dir() -> Path:
@@ -46,8 +98,3 @@ def _resolve(raw: str) -> Path:
     # value means the same file whether a command starts here or in a subfolder.
     path = Path(raw).expanduser()
     return path if path.is_absolute() else project_dir() / path
-
-
-# The deployments' retry delays (prefect.yaml's retry_delay_seconds), in seconds: the board
-# estimates a failed day's next retry with them.
-DEPLOYMENT_RETRY_DELAYS = (300, 600)

@@ -1,4 +1,5 @@
-"""Pure decisions of a backfill: the range, each day's state, the chunks and their order.
+"""Pure decisions of a backfill: the range, each day's state and its reason, the chunks and
+their order (the plan that puts them together: refill/rules/plan.py).
 
 No warehouse, no dbt, no clock: everything here is a function of its arguments,
 unit-tested on its own. The flows gather the facts and call these.
@@ -98,7 +99,43 @@ def validate_options(
         raise UsageError(f"--on-missing {on_missing!r} is not one of {', '.join(ON_MISSING)}")
 
 
-def day_state(
+@dataclass(frozen=True)
+class DayVerdict:
+    """A day's state with what made it so (`day_verdict`).
+
+    source_changed: a model published the day from another source export;
+    code_changed: (model, published code version, current code version) per model whose
+    code changed since it published the day; missing_models: models that never published it.
+    """
+
+    state: DayState
+    source_changed: bool = False
+    code_changed: tuple[tuple[str, str, str], ...] = ()
+    missing_models: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """Why the day is in its state, in a few words (for STALE: what changed)."""
+        if self.state == DayState.STALE:
+            reasons = ["the source was re-exported after it was published"] * self.source_changed
+            reasons += [
+                f"{model}'s code changed ({published} -> {current})"
+                for model, published, current in self.code_changed
+            ]
+            return "; ".join(reasons)
+        if self.state == DayState.MISSING:
+            return "never published by " + ", ".join(self.missing_models)
+        return _STATE_REASONS[self.state]
+
+
+_STATE_REASONS = {
+    DayState.NOT_READY: "the landing is not complete",
+    DayState.FAILED: "the latest attempt failed after the last publish",
+    DayState.PUBLISHED: "published from this source with this code",
+}
+
+
+def day_verdict(
     *,
     is_ready: bool,
     published: dict[str, tuple[str, str | None]],
@@ -106,8 +143,8 @@ def day_state(
     current_code_versions: dict[str, str],
     source_fingerprint: str | None,
     last_attempt_failed: bool,
-) -> DayState:
-    """The state of one day across `models`, the first that applies:
+) -> DayVerdict:
+    """The state of one day across `models` and its reason, the first state that applies:
 
     NOT_READY  the landing is incomplete: nothing can be built (published rows stay);
     STALE      a model published it from another source export or other code: rebuilding
@@ -119,20 +156,45 @@ def day_state(
     published: model -> (code_version, source_fingerprint) of its ledger row for the day.
     """
     if not is_ready:
-        return DayState.NOT_READY
+        return DayVerdict(DayState.NOT_READY)
+    source_changed = False
+    code_changed = []
     for model in models:
         if model not in published:
             continue
         code_version, fingerprint = published[model]
-        if code_version != current_code_versions.get(model, code_version):
-            return DayState.STALE
-        if fingerprint != source_fingerprint:
-            return DayState.STALE
+        current = current_code_versions.get(model, code_version)
+        if code_version != current:
+            code_changed.append((model, code_version, current))
+        source_changed = source_changed or fingerprint != source_fingerprint
+    if source_changed or code_changed:
+        return DayVerdict(DayState.STALE, source_changed, tuple(code_changed))
     if last_attempt_failed:
-        return DayState.FAILED
-    if any(model not in published for model in models):
-        return DayState.MISSING
-    return DayState.PUBLISHED
+        return DayVerdict(DayState.FAILED)
+    missing = tuple(model for model in models if model not in published)
+    if missing:
+        return DayVerdict(DayState.MISSING, missing_models=missing)
+    return DayVerdict(DayState.PUBLISHED)
+
+
+def day_state(
+    *,
+    is_ready: bool,
+    published: dict[str, tuple[str, str | None]],
+    models: Sequence[str],
+    current_code_versions: dict[str, str],
+    source_fingerprint: str | None,
+    last_attempt_failed: bool,
+) -> DayState:
+    """The state alone of `day_verdict` (for callers that need no reason)."""
+    return day_verdict(
+        is_ready=is_ready,
+        published=published,
+        models=models,
+        current_code_versions=current_code_versions,
+        source_fingerprint=source_fingerprint,
+        last_attempt_failed=last_attempt_failed,
+    ).state
 
 
 def days_to_build(states: dict[date, DayState], restate: bool) -> list[date]:

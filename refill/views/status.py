@@ -18,7 +18,7 @@ from refill.rules.planning import DayState
 from refill.warehouse import ops, partition_status
 from refill.warehouse.dbt_runner import DbtProject
 
-DEFAULT_DAYS = 14
+DEFAULT_DAYS = settings.STATUS_DAYS
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from refill.rules import planning, readiness
 from refill.rules.readiness import DayReadiness
-from refill.sample_data import DATASET
+from refill.settings import DATASET
 from refill.warehouse import ops
 from refill.warehouse.engine import warehouse_at
 

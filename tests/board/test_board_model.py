@@ -71,7 +71,7 @@ def test_a_retry_is_estimated_from_the_delay_of_its_attempt():
     # THEN the audit lamp waits for the second delay after the last failure, or the given one
     ended = attempts[-1].ended_at
     assert default.state == WAITING
-    assert default.at == ended + timedelta(seconds=settings.DEPLOYMENT_RETRY_DELAYS[1])
+    assert default.at == ended + timedelta(seconds=settings.RETRY_DELAY_SECONDS[1])
     assert given.at == ended + timedelta(seconds=5)
 
 

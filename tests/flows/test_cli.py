@@ -85,7 +85,7 @@ def test_help_shows_the_choices_and_the_defaults():
     assert "{newest-first,oldest-first}" in backfill_help
     assert "{fail,skip,wait}" in backfill_help
     assert "(default: newest-first)" in backfill_help and "(default: 92)" in backfill_help
-    assert "(default: 300,600)" in backfill_help and "(default: 900)" in backfill_help
+    assert "(default: 300,600)" in backfill_help and "(default: 3600)" in backfill_help
     daily_help = " ".join(commands["daily"].format_help().split())
     assert "(default: 0)" in daily_help and "(default: yesterday, UTC)" in daily_help
     assert "exit status" in parser.format_help()

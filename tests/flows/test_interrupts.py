@@ -228,9 +228,10 @@ def test_a_sigterm_while_prefect_starts_or_ends_the_run_stops_at_a_safe_point():
     # backfill met Prefect's own SIGTERM bridge, which crashed the run: exit 1, not 130)
     from prefect.utilities import engine
 
+    from flows import signals
     from refill import interrupts
 
-    interrupts.arm()
+    signals.arm()
     try:
         # WHEN Prefect's bridge, as its flow engine installs it around a run, gets SIGTERM
         engine._prefect_sigterm_handler(signal.SIGTERM, None)

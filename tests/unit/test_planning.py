@@ -94,16 +94,22 @@ def test_chunks_are_cut_by_landed_lines_within_the_day_limit():
     ]
 
 
+FACTS = {
+    "is_ready": True,
+    "published": {"a": ("v1", "fp1"), "b": ("v1", "fp1")},
+    "models": ["a", "b"],
+    "current_code_versions": {"a": "v1", "b": "v1"},
+    "source_fingerprint": "fp1",
+    "last_attempt_failed": False,
+}
+
+
 def state(**overrides) -> DayState:
-    facts = {
-        "is_ready": True,
-        "published": {"a": ("v1", "fp1"), "b": ("v1", "fp1")},
-        "models": ["a", "b"],
-        "current_code_versions": {"a": "v1", "b": "v1"},
-        "source_fingerprint": "fp1",
-        "last_attempt_failed": False,
-    }
-    return planning.day_state(**{**facts, **overrides})
+    return planning.day_state(**{**FACTS, **overrides})
+
+
+def verdict(**overrides) -> planning.DayVerdict:
+    return planning.day_verdict(**{**FACTS, **overrides})
 
 
 def test_day_states():
@@ -114,6 +120,38 @@ def test_day_states():
     assert state(last_attempt_failed=True) == DayState.FAILED
     assert state(published={}, last_attempt_failed=True) == DayState.FAILED
     assert state(is_ready=False) == DayState.NOT_READY
+
+
+def test_a_stale_day_says_what_changed():
+    # GIVEN a day re-exported after it was published, and one model's code changed
+    stale = verdict(source_fingerprint="fp2", current_code_versions={"a": "v2", "b": "v1"})
+
+    # THEN its verdict names both, for the board and the status to show as they are
+    assert stale.state == DayState.STALE
+    assert stale.source_changed and stale.code_changed == (("a", "v1", "v2"),)
+    assert stale.reason == (
+        "the source was re-exported after it was published; a's code changed (v1 -> v2)"
+    )
+    assert verdict(current_code_versions={"a": "v1", "b": "v3"}).reason == (
+        "b's code changed (v1 -> v3)"
+    )
+    assert verdict(source_fingerprint="fp2").reason == (
+        "the source was re-exported after it was published"
+    )
+
+
+def test_every_state_has_a_reason_and_the_state_alone_is_the_same():
+    cases = [
+        {},
+        {"published": {"a": ("v1", "fp1")}},
+        {"source_fingerprint": "fp2"},
+        {"last_attempt_failed": True},
+        {"is_ready": False},
+    ]
+    for overrides in cases:
+        assert verdict(**overrides).state == state(**overrides)
+        assert verdict(**overrides).reason
+    assert verdict(published={"a": ("v1", "fp1")}).reason == "never published by b"
 
 
 def test_only_unfinished_days_are_built_unless_restating():

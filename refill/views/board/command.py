@@ -6,6 +6,7 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
+from refill import settings
 from refill.rules import planning
 from refill.views import status
 from refill.views.board import page, read, server
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--serve", action="store_true", help="serve it on 127.0.0.1; it reloads while runs move"
     )
     parser.add_argument(
-        "--port", type=int, default=server.DEFAULT_PORT, help="--serve port (0: any free one)"
+        "--port", type=int, default=settings.BOARD_PORT, help="--serve port (0: any free one)"
     )
     parser.add_argument(
         "--lock-wait",

@@ -18,7 +18,7 @@ from refill.warehouse.board_reads import RunEntry
 from refill.warehouse.partition_status import DayStatus
 
 # A reading command waits this long for a build in progress (`refill board --lock-wait`).
-DEFAULT_LOCK_WAIT_SECONDS = 120.0
+DEFAULT_LOCK_WAIT_SECONDS = settings.COMMAND_LOCK_WAIT_SECONDS
 INTERRUPTED_NOTE = "its process ended without closing the run (killed or interrupted)"
 READER = "board"
 

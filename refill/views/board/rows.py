@@ -28,8 +28,6 @@ from refill.warehouse import locking, ops
 from refill.warehouse.board_reads import RunEntry
 from refill.warehouse.partition_status import DayStatus
 
-# Fewer empty hours in a row are a quiet spell, not an outage (`refill gaps`' default).
-MIN_HOLE_HOURS = 3
 # A run log row still "running" whose liveness nobody can tell (ops.run_is_alive says None)
 # counts as running this long after it started, no longer.
 ACTIVE_RUN_LIMIT = timedelta(hours=6)
@@ -53,9 +51,9 @@ def assemble(
         days = [s.day for s in statuses] or [now.date()]
         window = planning.DateRange(min(days), max(days))
     if retry_delays is None:
-        retry_delays = list(settings.DEPLOYMENT_RETRY_DELAYS)
+        retry_delays = list(settings.RETRY_DELAY_SECONDS)
     active = active_runs(extras, now)
-    holes = status.find_hour_holes(extras.hourly, MIN_HOLE_HOURS)
+    holes = status.find_hour_holes(extras.hourly, settings.MIN_HOLE_HOURS)
     rows = [
         _row(
             day_status,

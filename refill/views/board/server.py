@@ -24,13 +24,12 @@ from refill import settings
 from refill.errors import RefillError
 from refill.rules import planning
 from refill.rules.readiness import MANIFEST_NAME, day_folder
-from refill.sample_data import DATASET
+from refill.settings import DATASET
 from refill.views.board import page, read, rows
 from refill.views.board.model import Board
 from refill.warehouse import locking, ops
 
 HOST = "127.0.0.1"  # the board shows run ids, paths and messages: never off this machine
-DEFAULT_PORT = 8765  # `refill board --serve`'s
 POLL_SECONDS = 0.5
 # A full read waits this long for the warehouse lock, then tries again at once: it gets in
 # between two chunks of a backfill (which then waits for it, briefly), while the page shows
@@ -265,7 +264,7 @@ def start(
 def serve(
     project,
     window: planning.DateRange,
-    port: int = DEFAULT_PORT,
+    port: int = settings.BOARD_PORT,
     out: Path | None = None,
     poll_seconds: float = POLL_SECONDS,
 ) -> None:
