@@ -24,6 +24,7 @@ test: setup lint
 lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools
 	$(BIN)/ruff format --check refill flows tests harness bench tools
+	$(BIN)/python tools/layers.py
 	$(BIN)/sqlfluff lint models
 
 ## Backfill benchmark (see README, Performance): refill vs dbt microbatch vs raw DuckDB.

@@ -1,5 +1,3 @@
-"""refill: safe backfills and reruns of partitioned data (the Python side).
-
-The decisions live in pure modules (`window`, `readiness`, `planning`, ...);
-flows and the command line stay thin layers that call them and dbt.
-"""
+"""refill's Prefect flows: the daily run and the backfill, their tasks, the run lifecycle
+they share, Prefect's signals and artifacts, and the temporary server. The only package
+that imports Prefect; the decisions and the warehouse live in `refill`."""
