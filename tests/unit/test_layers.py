@@ -1,0 +1,58 @@
+"""tools/layers.py, the layering check `make lint` runs: it must catch what it promises."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+LAYERS_PY = Path(__file__).resolve().parents[2] / "tools" / "layers.py"
+
+
+@pytest.fixture
+def layers(monkeypatch, tmp_path):
+    spec = importlib.util.spec_from_file_location("layers_under_test", LAYERS_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    return module
+
+
+def write(root: Path, module: str, text: str) -> None:
+    path = root / (module.replace(".", "/") + ".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for folder in path.relative_to(root).parents:
+        if str(folder) != ".":
+            (root / folder / "__init__.py").touch()
+    path.write_text(text)
+
+
+def test_a_layout_that_keeps_its_rules_passes(layers, tmp_path, capsys):
+    write(tmp_path, "refill.rules.plan", "X = 1\n")
+    write(tmp_path, "refill.warehouse.engine", "import duckdb\nfrom refill.rules import plan\n")
+    write(tmp_path, "flows.daily", "import prefect\nfrom refill.warehouse import engine\n")
+    assert layers.main(["refill", "flows"]) == 0
+    assert "0 cycle(s)" in capsys.readouterr().out
+
+
+def test_an_import_cycle_through_a_deferred_import_fails(layers, tmp_path, capsys):
+    write(tmp_path, "refill.views.board", "from refill.views import server\n")
+    write(tmp_path, "refill.views.server", "def f():\n    from refill.views import board\n")
+    assert layers.main(["refill"]) == 1
+    assert "cycle: refill.views.board <-> refill.views.server" in capsys.readouterr().out
+
+
+def test_the_engine_or_prefect_outside_its_home_fails(layers, tmp_path, capsys):
+    write(tmp_path, "refill.views.status", "import duckdb\n")
+    write(tmp_path, "refill.cli", "from prefect import flow\n")
+    assert layers.main(["refill"]) == 1
+    out = capsys.readouterr().out
+    assert "1 importing duckdb (1 outside its home)" in out
+    assert "1 importing prefect (1 outside its home)" in out
+
+
+def test_a_module_over_the_size_limit_fails(layers, tmp_path, capsys):
+    write(tmp_path, "refill.big", "X = 1\n" * (layers.MAX_LINES + 1))
+    assert layers.main(["refill"]) == 1
+    assert f"over {layers.MAX_LINES} lines: refill.big" in capsys.readouterr().out
