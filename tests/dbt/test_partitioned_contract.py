@@ -24,7 +24,7 @@ from {{{{ refill_chunk_relation(ref('fct_payments')) }}}}
 where {{{{ refill_window_predicate('event_date') }}}}
 group by 1
 """
-LEDGER = '"{{ refill_record_partitions(upstream_model=\'fct_payments\') }}"'
+LEDGER = "\"{{ refill_record_partitions(upstream_model='fct_payments') }}\""
 AUDIT = "\"{{ refill_audit_unique_in_window(['event_date']) }}\""
 
 
