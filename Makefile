@@ -25,7 +25,7 @@ lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools
 	$(BIN)/ruff format --check refill flows tests harness bench tools
 	$(BIN)/python tools/layers.py
-	$(BIN)/sqlfluff lint models
+	$(BIN)/sqlfluff lint models macros
 
 ## Backfill benchmark (see README, Performance): refill vs dbt microbatch vs raw DuckDB.
 bench: setup

@@ -1,4 +1,5 @@
-{% macro refill_audit_reconciles(source_model, source_partition_column, measures, source_measures=none, source_where='1 = 1') %}
+{% macro refill_audit_reconciles(
+        source_model, source_partition_column, measures, source_measures=none, source_where='1 = 1') %}
     {#-- Post-hook audit of a chunk (its shadow): every partition of the window equals its
          source, or nothing of the invocation is published. --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}

@@ -7,7 +7,7 @@
         manifest's counts, the part files and the source fingerprint).
     --#}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
-    {%- set verdicts = adapter.dispatch('refill_window_readiness', 'refill')(dataset, window) -%}
+    {%- set verdicts = refill_window_readiness(dataset, window) -%}
     {%- set unready = [] -%}
     {%- for verdict in verdicts if not verdict.is_ready -%}
         {%- do unready.append(verdict.day ~ ' (' ~ verdict.reason ~ ')') -%}
@@ -18,18 +18,4 @@
             ~ unready | join('; ') ~ ". Wait for the export, or choose a window without them.") }}
     {%- endif -%}
     {{ return(verdicts) }}
-{% endmacro %}
-
-{% macro default__refill_window_readiness(dataset, window) %}
-    {{ exceptions.raise_compiler_error(
-        "refill: the readiness check is not implemented for adapter " ~ adapter.type()
-        ~ "; add a " ~ adapter.type() ~ "__refill_window_readiness macro") }}
-{% endmacro %}
-
-{% macro duckdb__refill_window_readiness(dataset, window) %}
-    {%- set result = run_query(
-        "select refill_window_readiness(" ~ refill_string_literal(dataset)
-        ~ ", date " ~ refill_string_literal(window.start_date)
-        ~ ", date " ~ refill_string_literal(window.end_date) ~ ")") -%}
-    {{ return(fromjson(result.columns[0].values()[0])) }}
 {% endmacro %}

@@ -14,36 +14,3 @@
     {%- set fingerprint = (checksums | sort | join('|')) ~ '|epoch=' ~ var('code_epoch', 1) -%}
     {{ return(local_md5(fingerprint)[:12]) }}
 {% endmacro %}
-
-{% macro refill_upstream_checksums(unique_id, seen) %}
-    {%- if unique_id in seen or unique_id not in graph.nodes -%}{{ return([]) }}{%- endif -%}
-    {%- do seen.append(unique_id) -%}
-    {%- set node = graph.nodes[unique_id] -%}
-    {%- set found = [unique_id ~ '=' ~ node.checksum.checksum] -%}
-    {%- for macro_id in node.depends_on.macros -%}
-        {%- do found.extend(refill_rule_checksums(macro_id, seen)) -%}
-    {%- endfor -%}
-    {%- for parent in node.depends_on.nodes -%}
-        {%- do found.extend(refill_upstream_checksums(parent, seen)) -%}
-    {%- endfor -%}
-    {{ return(found) }}
-{% endmacro %}
-
-{% macro refill_rule_checksums(macro_id, seen) %}
-    {#-- The source of every row rule a project macro is or calls, at any depth (the
-         dispatched line reader calls the line-split rule), as checksums; plumbing itself
-         and dbt's own macros give none. --#}
-    {%- set name = macro_id.split('.')[-1] -%}
-    {%- set is_ours = macro_id.startswith('macro.' ~ project_name ~ '.') -%}
-    {%- if macro_id in seen or not is_ours or name not in context -%}{{ return([]) }}{%- endif -%}
-    {%- do seen.append(macro_id) -%}
-    {%- set macro = context[name].macro -%}
-    {%- set found = [] -%}
-    {%- if macro.original_file_path.startswith('macros/rules/') -%}
-        {%- do found.append(macro_id ~ '=' ~ local_md5(macro.macro_sql)) -%}
-    {%- endif -%}
-    {%- for called in macro.depends_on.macros -%}
-        {%- do found.extend(refill_rule_checksums(called, seen)) -%}
-    {%- endfor -%}
-    {{ return(found) }}
-{% endmacro %}

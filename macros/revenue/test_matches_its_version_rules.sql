@@ -10,7 +10,8 @@
     {%- if not execute -%}{{ return('select 1 where false') }}{%- endif -%}
     {%- set payments = refill_node_relation(graph.nodes['model.' ~ project_name ~ '.fct_payments']) -%}
     {%- set fx_rates = refill_node_relation(graph.nodes['seed.' ~ project_name ~ '.fx_rates_daily']) -%}
-    {%- set expected = '(' ~ fct_daily_revenue_expected_sql(version, refill_chunk_relation(payments), fx_rates) ~ ')' -%}
+    {%- set expected_sql = fct_daily_revenue_expected_sql(version, refill_chunk_relation(payments), fx_rates) -%}
+    {%- set expected = '(' ~ expected_sql ~ ')' -%}
     {%- set measures = {} -%}
     {%- for name in ['transactions', 'refunds', 'gross_revenue_usd', 'refunds_usd', 'revenue_usd'] -%}
         {%- do measures.update({name: 'sum(' ~ name ~ ')'}) -%}

@@ -14,23 +14,3 @@
     {%- endif -%}
     {{ return(relation) }}
 {% endmacro %}
-
-
-{% macro refill_builds(node) %}
-    {#-- True when this invocation builds the model `node` (a build or run that selected it). --#}
-    {{ return(refill_command_writes() and node.unique_id in selected_resources) }}
-{% endmacro %}
-
-
-{% macro refill_node_of(relation) %}
-    {#-- The model of the graph that writes `relation` (by schema and name), or none (also
-         in a unit test, whose graph is empty). --#}
-    {%- for node in (graph.get('nodes') or {}).values() -%}
-        {%- if node.resource_type == 'model'
-            and (node.schema | lower) == (relation.schema | lower)
-            and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
-            {{ return(node) }}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(none) }}
-{% endmacro %}

@@ -6,6 +6,9 @@
 -#}
 {%- set window = refill_window() -%}
 {%- set checked = refill_require_landing_ready('payments', window) -%}
+{#- The landing is read through the readiness rule above, never as a relation: this line
+    makes it the model's parent in dbt's lineage (docs, `--select source:payments+`). #}
+-- depends_on: {{ source('payments', 'manifests') }}
 
 with verdicts as (
     {%- if checked | length == 0 %}

@@ -4,6 +4,9 @@
     stg_payments__lines, in the same run.
 -#}
 {{ config(materialized='view') }}
+{#- The files are read by refill_read_landed_lines, only the window's ready days; this
+    line makes the landing the model's parent in dbt's lineage. #}
+-- depends_on: {{ source('payments', 'part_files') }}
 
 with landed_lines as (
     {{ refill_read_landed_lines(refill_window_part_files(ref('stg_payments__manifests'))) }}

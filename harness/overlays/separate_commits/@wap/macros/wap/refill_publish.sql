@@ -59,28 +59,3 @@
     commit;
     {{ refill_drop_shadows(chunk) }}
 {% endmacro %}
-
-
-{% macro refill_drop_shadows(nodes) %}
-    {#-- The chunk's work tables, once published or abandoned. --#}
-    {%- for node in nodes %}
-    drop table if exists {{ refill_shadow_relation(refill_node_relation(node)) }};
-    drop table if exists {{ refill_shadow_relation(refill_node_relation(node), '__ledger') }};
-    drop table if exists {{ refill_shadow_relation(refill_node_relation(node), '__on_publish') }};
-    {%- endfor %}
-{% endmacro %}
-
-
-{% macro refill_node_relation(node) %}
-    {#-- The relation a model of the graph publishes (a versioned model writes <name>_v<n>). --#}
-    {{ return(api.Relation.create(
-        database=node.database, schema=node.schema, identifier=node.alias or node.name, type='table')) }}
-{% endmacro %}
-
-
-{% macro refill_is_full_refresh(node) %}
-    {#-- dbt's rule (should_full_refresh) for a node other than the one being run: its own
-         full_refresh config when set, else the --full-refresh flag. --#}
-    {%- set configured = node.config.full_refresh -%}
-    {{ return(configured if configured is not none else flags.FULL_REFRESH) }}
-{% endmacro %}

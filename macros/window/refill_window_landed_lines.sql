@@ -1,0 +1,29 @@
+{% macro refill_window_landed_lines() %}
+    {#-- stg_payments__lines for the window, computed from the landing (readiness, the
+         window's part files, the line reader and the classification rule): the
+         composition of the staging models, for a command that does not build them.
+         Without a window (a read-only command), every landed day: a published day whose
+         landing is gone then fails the test rather than pass unchecked. --#}
+    {%- set verdicts = refill_require_landing_ready('payments', refill_window()) -%}
+    {%- set part_files = [] -%}
+    {%- for verdict in verdicts -%}{%- do part_files.extend(verdict.part_files) -%}{%- endfor -%}
+    {%- set markets = refill_node_relation(graph.nodes['seed.' ~ project_name ~ '.markets']) -%}
+    {%- set fx_rates = refill_node_relation(graph.nodes['seed.' ~ project_name ~ '.fx_rates_daily']) -%}
+    with raw_lines as (
+        {{ refill_read_landed_lines(part_files | sort) }}
+    ),
+
+    markets as (
+        select * from {{ markets }}
+    ),
+
+    currencies as (
+        select distinct currency from {{ fx_rates }}
+    ),
+
+    classified as (
+        {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
+    )
+
+    select * from classified
+{% endmacro %}

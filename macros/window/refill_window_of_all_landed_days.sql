@@ -1,0 +1,28 @@
+{% macro refill_window_of_all_landed_days() %}
+    {%- if not execute -%}
+        {#-- Parsing only: no dates are needed to build the graph. --#}
+        {%- set dummy_day = modules.datetime.date(1970, 1, 1) -%}
+        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1}) }}
+    {%- endif -%}
+
+    {%- set writes = refill_command_writes() -%}
+    {%- if writes and not flags.FULL_REFRESH and refill_warehouse_has_partitions() -%}
+        {{ exceptions.raise_compiler_error(
+            "refill window: no window given and this warehouse already has published partitions; "
+            ~ "pass --vars '{start_date: YYYY-MM-DD, end_date: YYYY-MM-DD}', or --full-refresh to rebuild every landed day") }}
+    {%- endif -%}
+
+    {%- set landed = refill_landed_days('payments') -%}
+    {%- if landed | length == 0 and not writes -%}
+        {%- set dummy_day = modules.datetime.date(1970, 1, 1) -%}
+        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1}) }}
+    {%- endif -%}
+    {%- if landed | length == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            "refill window: no window given and nothing has landed under " ~ refill_landing_root()
+            ~ "; land data first or pass start_date/end_date") }}
+    {%- endif -%}
+    {%- set start_date = modules.datetime.date.fromisoformat(landed[0]) -%}
+    {%- set end_date = modules.datetime.date.fromisoformat(landed[-1]) -%}
+    {{ return({'start_date': start_date, 'end_date': end_date, 'days': (end_date - start_date).days + 1}) }}
+{% endmacro %}
