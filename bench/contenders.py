@@ -115,13 +115,27 @@ class Workbench:
         return self.role_dir(role) / "logs" / f"{name}.log"
 
     def measure(
-        self, role: str, name: str, command: list[str], cwd: Path, landing: Path, warehouse: Path
+        self,
+        role: str,
+        name: str,
+        command: list[str],
+        cwd: Path,
+        landing: Path,
+        warehouse: Path,
+        env: dict[str, str | None] | None = None,
     ) -> Measurement:
-        """Run one contender process for `role` and measure it; its output goes to a log."""
+        """Run one contender process for `role` and measure it; its output goes to a log.
+        `env` overrides the shared environment (a None value unsets the variable)."""
+        environment = self.env(role, landing, warehouse)
+        for variable, value in (env or {}).items():
+            if value is None:
+                environment.pop(variable, None)
+            else:
+                environment[variable] = value
         return run_measured(
             command,
             cwd=cwd,
-            env=self.env(role, landing, warehouse),
+            env=environment,
             log=self.log(role, name),
             timeout_seconds=self.timeout_seconds,
         )
@@ -156,7 +170,7 @@ def refill_backfill(
     command = [
         bench.python,
         "-m",
-        "flows",
+        "refill",
         "backfill",
         "--start",
         start.isoformat(),
@@ -189,7 +203,7 @@ def refill_daily(
 ) -> Run:
     """A one-day rerun: `refill daily --date day --yes` on a warehouse that has it published
     (a rerun of a published day restates it, so it is signed off)."""
-    command = [bench.python, "-m", "flows", "daily", "--date", day.isoformat(), "--yes"]
+    command = [bench.python, "-m", "refill", "daily", "--date", day.isoformat(), "--yes"]
     measurement = bench.measure(role, name, command, bench.product_dir, landing, warehouse)
     summary = _DAILY_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
     details = {"flow_seconds": float(summary["seconds"])} if summary else {}
