@@ -24,6 +24,7 @@ from bench.landing import (
     LandingSize,
     ensure_landing,
 )
+from bench.measure import run_measured
 from bench.run import DEFAULT_OUT, parse_args
 from refill.rules.readiness import day_folder, day_readiness
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
@@ -236,6 +237,22 @@ def test_variant_and_contenders_are_chosen_on_the_command_line():
     assert parse_args([])[1].out == DEFAULT_OUT
     with pytest.raises(SystemExit):
         parse_args(["--only", "a,x"])
+
+
+def test_a_small_child_of_a_large_bench_is_measured_at_its_own_size(tmp_path: Path):
+    # GIVEN a bench process holding 300 MiB
+    held = bytearray(300 * 1024**2)
+    for offset in range(0, len(held), 4096):
+        held[offset] = 1
+
+    # WHEN it measures a command that holds almost nothing
+    measurement = run_measured(
+        [sys.executable, "-c", "pass"], cwd=tmp_path, env=dict(os.environ), log=tmp_path / "log"
+    )
+
+    # THEN the peak is the command's, not the bench's (a forked child's ru_maxrss starts there)
+    assert measurement.peak_rss_bytes < 150 * 1024**2
+    del held
 
 
 def test_import_seconds_sum_self_time_by_top_level_package():
