@@ -71,15 +71,11 @@ def prefect_home(bench: Workbench) -> Path:
     return home
 
 
-def _env_overrides(
-    bench: Workbench, cold: bool, target_role: str | None = None
-) -> dict[str, str | None]:
+def _env_overrides(bench: Workbench, cold: bool) -> dict[str, str | None]:
     overrides: dict[str, str | None] = {}
     if cold:
         overrides["PREFECT_HOME"] = str(prefect_home(bench))
         overrides["PREFECT_API_URL"] = None  # the command starts its temporary server
-    if target_role:  # dbt's partial parse as that role's runs left it, as on a user's machine
-        overrides["DBT_TARGET_PATH"] = str(bench.role_dir(target_role) / "target")
     return overrides
 
 
@@ -93,7 +89,6 @@ def refill_command(
     *,
     cold: bool,
     phases: bool = False,
-    target_role: str | None = None,
 ) -> tuple[dict, dict | None]:
     """One `refill <arguments>` from the shell; with `phases`, under bench.command_phases.
     Returns the measurement and, with `phases`, the phase report with import seconds."""
@@ -114,7 +109,7 @@ def refill_command(
         command = [str(Path(bench.python).with_name("refill")), *arguments]
         cwd = bench.product_dir
     measurement = bench.measure(
-        role, name, command, cwd, landing, warehouse, env=_env_overrides(bench, cold, target_role)
+        role, name, command, cwd, landing, warehouse, env=_env_overrides(bench, cold)
     )
     if not phases:
         return measurement, None
@@ -188,33 +183,28 @@ def phase_runs(
     name: str,
 ) -> list[Run]:
     """Where the fixed cost goes: a cold backfill of [start, end] and a cold daily of `day`,
-    each once under bench.command_phases."""
+    each once under bench.command_phases, in the role of the same cold command (its
+    warehouse path and dbt target folder: dbt parses partially, as a user's next run does)."""
     runs = []
-    for role, arguments, warehouse, days, target_role in (
+    for role, arguments, warehouse, days in (
         (
-            "phases-backfill",
+            "a-cold",
             ["backfill", "--start", start.isoformat(), "--end", end.isoformat()],
             None,
             (end - start).days + 1,
-            "a-cold",
         ),
-        ("phases-daily", ["daily", "--date", day.isoformat()], setup_warehouse, 1, "daily-cold"),
+        ("daily-cold", ["daily", "--date", day.isoformat()], setup_warehouse, 1),
     ):
         target = (
             _copy_warehouse(bench, role, warehouse) if warehouse else bench.fresh_warehouse(role)
         )
         measurement, detail = refill_command(
-            bench,
-            role,
-            landing,
-            target,
-            arguments,
-            name,
-            cold=True,
-            phases=True,
-            target_role=target_role,
+            bench, role, landing, target, arguments, name, cold=True, phases=True
         )
-        runs.append(Run(role, f"refill {arguments[0]} cold, phases", days, measurement, {}, detail))
+        phase_role = "phases-backfill" if arguments[0] == "backfill" else "phases-daily"
+        runs.append(
+            Run(phase_role, f"refill {arguments[0]} cold, phases", days, measurement, {}, detail)
+        )
     return runs
 
 
