@@ -3,7 +3,7 @@
 Peak memory is the largest resident set of the whole process tree (the command and
 everything it starts), sampled every few milliseconds with psutil, and never less than
 the kernel's own peak for the largest single process (wait4's ru_maxrss) when that is
-above the bench's own size (a forked child's ru_maxrss starts there). CPU time is
+above the bench's own peak (a child's ru_maxrss starts there). CPU time is
 user + system of the command and its reaped children (wait4). The machine's other load
 during the run is recorded too: the figures of a shared 2-core machine mean little
 without it.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -61,9 +62,10 @@ def run_measured(
     """Run `command`, wait for it, and return what it cost. Its output goes to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     busy_before = _machine_busy_seconds()
-    # A forked child's ru_maxrss starts at the bench's own resident size (Linux keeps the
-    # forked copy's high-water mark across exec): below that, only the sampler knows.
-    bench_rss = psutil.Process().memory_info().rss
+    # A child's ru_maxrss starts at the bench's own peak resident size (Linux carries the
+    # high-water mark of the memory it forked or vforked from across exec): below that,
+    # only the sampler knows.
+    bench_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with log.open("w") as output:
         clock = time.perf_counter()
         process = subprocess.Popen(
@@ -93,7 +95,7 @@ def run_measured(
         wall_seconds=round(wall, 3),
         cpu_seconds=round(cpu, 3),
         peak_rss_bytes=max(
-            sampler.peak, usage.ru_maxrss * 1024 if usage.ru_maxrss * 1024 > bench_rss else 0
+            sampler.peak, usage.ru_maxrss * 1024 if usage.ru_maxrss * 1024 > bench_peak else 0
         ),
         other_cores=round(others, 2),
         log=str(log),
