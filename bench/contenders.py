@@ -115,13 +115,27 @@ class Workbench:
         return self.role_dir(role) / "logs" / f"{name}.log"
 
     def measure(
-        self, role: str, name: str, command: list[str], cwd: Path, landing: Path, warehouse: Path
+        self,
+        role: str,
+        name: str,
+        command: list[str],
+        cwd: Path,
+        landing: Path,
+        warehouse: Path,
+        env: dict[str, str | None] | None = None,
     ) -> Measurement:
-        """Run one contender process for `role` and measure it; its output goes to a log."""
+        """Run one contender process for `role` and measure it; its output goes to a log.
+        `env` overrides the shared environment (a None value unsets the variable)."""
+        environment = self.env(role, landing, warehouse)
+        for variable, value in (env or {}).items():
+            if value is None:
+                environment.pop(variable, None)
+            else:
+                environment[variable] = value
         return run_measured(
             command,
             cwd=cwd,
-            env=self.env(role, landing, warehouse),
+            env=environment,
             log=self.log(role, name),
             timeout_seconds=self.timeout_seconds,
         )
@@ -156,7 +170,7 @@ def refill_backfill(
     command = [
         bench.python,
         "-m",
-        "flows",
+        "refill",
         "backfill",
         "--start",
         start.isoformat(),

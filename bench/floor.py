@@ -35,14 +35,15 @@ class _Placeholders(string.Template):
 SEEDS = REPO / "seeds"
 
 
-def rule_sql(macro: str, *args: str) -> str:
-    """A row rule of macros/rules/ called with string arguments, rendered to SQL.
+def rule_sql(macro: str, *args: str, rules: Path = RULES) -> str:
+    """A row rule of macros/rules/ (or of another copy of them, `rules`) called with string
+    arguments, rendered to SQL.
 
     Row rules are plain SQL and Jinja (no dbt context), so jinja2 renders them as dbt does."""
     import jinja2
 
     call = "{{ " + macro + "(" + ", ".join(repr(arg) for arg in args) + ") }}"
-    source = (RULES / f"{macro}.sql").read_text()
+    source = (rules / f"{macro}.sql").read_text()
     return jinja2.Environment().from_string(source + call).render()
 
 
@@ -53,8 +54,8 @@ def render(landing: Path, start: date, end: date) -> str:
     return _Placeholders(SCRIPT.read_text()).substitute(
         fx_seed=(SEEDS / "fx_rates_daily.csv").as_posix(),
         markets_seed=(SEEDS / "markets.csv").as_posix(),
-        manifest_files=_sql_list(f"{folder}/{MANIFEST_NAME}" for folder in folders),
-        part_files=_sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
+        manifest_files=sql_list(f"{folder}/{MANIFEST_NAME}" for folder in folders),
+        part_files=sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
         landed_lines=rule_sql("refill_split_landed_lines", "files", landing.as_posix()),
         classified_lines=rule_sql(
             "refill_classify_payment_lines", "raw_lines", "markets", "fx_rates"
@@ -75,8 +76,13 @@ def run(landing: Path, warehouse: Path, start: date, end: date) -> dict:
     return {"rows": rows, "seconds": time.monotonic() - clock}
 
 
-def _sql_list(values) -> str:
-    return "[" + ", ".join("'" + value.replace("'", "''") + "'" for value in values) + "]"
+def sql_string(value) -> str:
+    """A path or name as a SQL string literal (a quote doubled)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_list(values) -> str:
+    return "[" + ", ".join(sql_string(value) for value in values) + "]"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,7 +2,8 @@
 
 Peak memory is the largest resident set of the whole process tree (the command and
 everything it starts), sampled every few milliseconds with psutil, and never less than
-the kernel's own peak for the largest single process (wait4's ru_maxrss). CPU time is
+the kernel's own peak for the largest single process (wait4's ru_maxrss) when that is
+above the bench's own peak (a child's ru_maxrss starts there). CPU time is
 user + system of the command and its reaped children (wait4). The machine's other load
 during the run is recorded too: the figures of a shared 2-core machine mean little
 without it.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -60,6 +62,10 @@ def run_measured(
     """Run `command`, wait for it, and return what it cost. Its output goes to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     busy_before = _machine_busy_seconds()
+    # A child's ru_maxrss starts at the bench's own peak resident size (Linux carries the
+    # high-water mark of the memory it forked or vforked from across exec): below that,
+    # only the sampler knows.
+    bench_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with log.open("w") as output:
         clock = time.perf_counter()
         process = subprocess.Popen(
@@ -88,7 +94,9 @@ def run_measured(
         returncode=process.returncode,
         wall_seconds=round(wall, 3),
         cpu_seconds=round(cpu, 3),
-        peak_rss_bytes=max(sampler.peak, usage.ru_maxrss * 1024),
+        peak_rss_bytes=max(
+            sampler.peak, usage.ru_maxrss * 1024 if usage.ru_maxrss * 1024 > bench_peak else 0
+        ),
         other_cores=round(others, 2),
         log=str(log),
     )

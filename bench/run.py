@@ -29,9 +29,10 @@ from pathlib import Path
 
 import psutil
 
-from bench import contenders, reconcile, report
+from bench import command, contenders, reconcile, report, row_rule
 from bench.contenders import REPO_DIR, Run, Workbench
 from bench.landing import VARIANTS, LandingSize, copy_days, ensure_landing, landed_bytes
+from bench.measure import run_measured
 
 DEFAULT_OUT = REPO_DIR / "bench" / "out"
 DOCS_DIR = REPO_DIR / "docs"
@@ -52,6 +53,8 @@ class BenchConfig:
     variant: str = "standard"
     # the contenders to run; scaling and reruns (both of (a)) only when all of them run
     only: tuple[str, ...] = RANGE_CONTENDERS
+    # a git revision whose row rules (macros/rules/) are measured beside this checkout's
+    row_rule_baseline: str | None = None
 
     @property
     def end(self) -> date:
@@ -105,6 +108,7 @@ def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) 
         "rerun_day": config.rerun_day.isoformat(),
         "quick": config.quick,
         "landed_mb": landed_bytes(landing) / 1e6,
+        "row_rule_baseline": config.row_rule_baseline,
     }
     environment = describe_environment(product_dir)
     runs: list[Run] = []
@@ -145,6 +149,11 @@ def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) 
                     bench, landing, config.start, config.end, name
                 )
                 record(run)
+            if "a" in config.only:
+                # the same backfill as (a), typed from the shell with no server running
+                record(command.cold_backfill(bench, landing, config.start, config.end, name))
+            for run in measure_row_rule(bench, config, landing, name):
+                record(run)
             for size in config.scaling_sizes if config.everything else ():
                 end = config.start + timedelta(days=size - 1)
                 run, _ = contenders.refill_backfill(
@@ -172,6 +181,8 @@ def run_bench(config: BenchConfig, out: Path, product_dir: Path, log=_progress) 
 
         if config.everything:
             run_reruns(bench, config, out, landing, full_warehouse, record)
+        if "a" in config.only:
+            run_next_day(bench, config, out, landing, record)
     finally:
         server.stop()
 
@@ -211,6 +222,57 @@ def run_reruns(
             run.label = f"rerun {config.rerun_day}, {landed} days landed"
             run.details["landed_days"] = landed
             record(run)
+
+
+def measure_row_rule(bench: Workbench, config: BenchConfig, landing: Path, name: str) -> list[Run]:
+    """The staging statement over the range (this checkout's row rules, and the baseline's
+    when asked) and one read_json of the same files, each a process on a fresh file."""
+    variants = [("rule", row_rule.floor.RULES)]
+    if config.row_rule_baseline:
+        rules = bench.role_dir("rule-baseline") / "rules"
+        variants.append(
+            ("rule-baseline", row_rule.rules_at(REPO_DIR, config.row_rule_baseline, rules))
+        )
+    variants.append(("read_json", None))
+    runs = []
+    for role, rules in variants:
+        database = bench.role_dir(role) / "lines.duckdb"
+        arguments = ["--landing", str(landing), "--database", str(database)]
+        arguments += ["--start", config.start.isoformat(), "--end", config.end.isoformat()]
+        arguments += ["--rules", str(rules)] if rules else ["--read-json"]
+        measurement = run_measured(
+            [bench.python, "-m", "bench.row_rule", *arguments],
+            cwd=REPO_DIR,
+            env=bench.env(role, landing, database),
+            log=bench.log(role, name),
+            timeout_seconds=bench.timeout_seconds,
+        )
+        database.unlink(missing_ok=True)
+        runs.append(Run(role, f"{role} over {config.days}d", config.days, measurement))
+    return runs
+
+
+def run_next_day(bench: Workbench, config: BenchConfig, out: Path, landing: Path, record) -> None:
+    """The morning's run: the days before `rerun_day` published (a setup backfill), then
+    `refill daily` of the day from the shell, cold and with a server, against a bare
+    `dbt build --vars` of the same day; and once, where a cold command's time goes."""
+    small_landing = out / f"landing-{config.variant}-{config.rerun_landed}x{config.payments}"
+    if not small_landing.exists():
+        copy_days(landing, small_landing, config.start, config.rerun_landed)
+    day = config.rerun_day
+    before = day - timedelta(days=1)
+    setup, warehouse = contenders.refill_backfill(
+        bench, "next-day-setup", small_landing, config.start, before, run_name="setup"
+    )
+    setup.contender = "setup"
+    record(setup)
+    for repetition in range(1, config.repeat + 1):
+        for run in command.next_day_runs(bench, small_landing, warehouse, day, f"run{repetition}"):
+            record(run)
+    for run in command.phase_runs(
+        bench, landing, warehouse, config.start, config.end, day, "phases"
+    ):
+        record(run)
 
 
 def write_results(
@@ -346,6 +408,11 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
         "and reruns run only when every contender does",
     )
     parser.add_argument(
+        "--row-rule-baseline",
+        metavar="REV",
+        help="also measure the row rules (macros/rules/) as they were at this git revision",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         help="where results go (bench/out; bench/out/realistic for the realistic variant)",
@@ -377,6 +444,7 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
         "scaling": [int(part) for part in args.scaling.split(",")] if args.scaling else None,
         "variant": args.variant,
         "only": tuple(part.strip() for part in args.only.split(",")) if args.only else None,
+        "row_rule_baseline": args.row_rule_baseline,
     }
     config = BenchConfig(
         **{**config.__dict__, **{k: v for k, v in overrides.items() if v is not None}}
@@ -411,6 +479,11 @@ def main(argv: list[str] | None = None) -> int:
             f"bench: refill/(e) on the {results['summary']['variant']} data: "
             f"{ratios['a/e']:.2f} wall, {cpu_ratios['a/e']:.2f} CPU"
         )
+    for name, value in {
+        **results["summary"].get("command_ratios", {}),
+        **results["summary"].get("row_rule_ratios", {}),
+    }.items():
+        print(f"bench: {name} {value['wall']:.2f} wall, {value['cpu']:.2f} CPU")
     print(f"bench: results in {out} ({results['environment']['total_seconds']:.0f}s)")
     if args.publish:
         report.publish(out, DOCS_DIR, table)

@@ -15,12 +15,17 @@
 
         Dedup is per landed day, so a day's result never depends on which other days
         share its window. Why it is written this way (measured in docs/performance.md):
-        - one JSON parse per line: the six fields are extracted together and typed from
-          the extracted values; a path lookup on the whole line parses it again each time;
+        - two passes over each parsed line, each taking the six fields at once: their
+          JSON kinds (json_type) and their values as text (json_extract_string); taking
+          each field's kind and text from its extracted JSON parses it twice more;
         - a line's JSON kind from its first character (valid JSON only): an object is
-          the only kind that starts with `{`, and skips one more parse;
-        - the content hash is DuckDB's hash(), compared within a transaction and day
-          only (never stored): identical replays share it, conflicting versions do not;
+          the only kind that starts with `{`, and skips one more parse (ltrim only for a
+          line that does not start with it: trimming a character set is dear);
+        - replays and conflicts from aggregates, not window functions: most transactions
+          land once, so one grouped count finds the few landed more than once, and only
+          those are compared (min and max of DuckDB's hash() of the typed values: identical
+          replays share it, conflicting versions do not) and give their first copy by
+          (file, line); a window over every line sorted the whole chunk;
         - the line's text is kept for quarantined lines only, the ones someone reads;
           keeping every line's text doubled the size of the staging work table.
         What a value means never depends on the session: an event_ts without a zone is
@@ -41,10 +46,14 @@
     extracted as (
         select
             parsed.*,
-            json_extract(
+            json_type(
                 line_json,
                 ['$.transaction_id', '$.event_ts', '$.amount', '$.currency', '$.market', '$.status']
-            ) as fields
+            ) as field_kinds,
+            json_extract_string(
+                line_json,
+                ['$.transaction_id', '$.event_ts', '$.amount', '$.currency', '$.market', '$.status']
+            ) as field_texts
         from parsed
     ),
 
@@ -56,38 +65,41 @@
             line_text,
             is_valid_utf8,
             line_json is not null as is_json,
-            starts_with(ltrim(line_text, chr(32) || chr(9) || chr(13)), '{') as is_object,
+            case
+                when starts_with(line_text, '{') then true
+                else starts_with(ltrim(line_text, chr(32) || chr(9) || chr(13)), '{')
+            end as is_object,
 
             -- JSON kinds, to tell a missing field (NULL) from a wrong type
-            json_type(fields[1]) as transaction_id_kind,
-            json_type(fields[2]) as event_ts_kind,
-            json_type(fields[3]) as amount_kind,
-            json_type(fields[4]) as currency_kind,
-            json_type(fields[5]) as market_kind,
-            json_type(fields[6]) as status_kind,
+            field_kinds[1] as transaction_id_kind,
+            field_kinds[2] as event_ts_kind,
+            field_kinds[3] as amount_kind,
+            field_kinds[4] as currency_kind,
+            field_kinds[5] as market_kind,
+            field_kinds[6] as status_kind,
 
             -- ids
-            fields[1] ->> '$' as transaction_id,
+            field_texts[1] as transaction_id,
 
             -- timestamps (UTC)
-            fields[2] ->> '$' as event_ts_text,
+            field_texts[2] as event_ts_text,
             timezone('UTC', case
                 -- the common case, an explicit Z: nothing for the session zone to decide
-                when ends_with(fields[2] ->> '$', 'Z') then try_cast(fields[2] ->> '$' as timestamptz)
+                when ends_with(field_texts[2], 'Z') then try_cast(field_texts[2] as timestamptz)
                 -- no zone: UTC said explicitly; with a zone or offset, the added Z does not parse
                 else coalesce(
-                    try_cast(rtrim(fields[2] ->> '$', chr(32) || chr(9) || chr(13)) || 'Z' as timestamptz),
-                    try_cast(fields[2] ->> '$' as timestamptz)
+                    try_cast(rtrim(field_texts[2], chr(32) || chr(9) || chr(13)) || 'Z' as timestamptz),
+                    try_cast(field_texts[2] as timestamptz)
                 )
             end) as event_ts,
 
             -- amounts (major units)
-            try_cast(fields[3] ->> '$' as decimal(18, 2)) as amount,
+            try_cast(field_texts[3] as decimal(18, 2)) as amount,
 
             -- dimensions
-            fields[4] ->> '$' as currency,
-            fields[5] ->> '$' as market,
-            fields[6] ->> '$' as status
+            field_texts[4] as currency,
+            field_texts[5] as market,
+            field_texts[6] as status
         from extracted
     ),
 
@@ -125,29 +137,51 @@
         from typed
     ),
 
-    compared as (
+    repeated_transactions as (
+        -- valid transactions landed more than once in their day: replays or conflicts
         select
-            validated.*,
-            -- malformed lines sit in partitions of their own: they never make a valid line conflict
-            min(hash(event_ts, amount, currency, market, status)) over same_transaction
-            <> max(hash(event_ts, amount, currency, market, status)) over same_transaction
-                as is_conflicting,
-            row_number() over (same_transaction order by file_name, line_number) as copy_number
+            landed_date,
+            transaction_id
         from validated
-        window same_transaction as (
-            partition by landed_date, transaction_id, malformed_reason is null
-        )
+        where malformed_reason is null
+        group by landed_date, transaction_id
+        having count(*) > 1
+    ),
+
+    valid_versions as (
+        -- per repeated transaction and day: whether its copies differ, and which is first
+        select
+            landed_date,
+            transaction_id,
+            min(hash(event_ts, amount, currency, market, status))
+            <> max(hash(event_ts, amount, currency, market, status)) as is_conflicting,
+            min((file_name, line_number)) as first_copy
+        from validated
+        semi join repeated_transactions using (landed_date, transaction_id)
+        where malformed_reason is null
+        group by landed_date, transaction_id
     ),
 
     classified as (
         select
-            *,
+            validated.*,
+            coalesce(valid_versions.is_conflicting, false) as is_conflicting,
             case
-                when malformed_reason is not null or is_conflicting then 'quarantined'
-                when copy_number = 1 then 'published'
+                when validated.malformed_reason is not null or valid_versions.is_conflicting
+                    then 'quarantined'
+                -- a transaction landed once has no versions to compare: its one copy
+                when valid_versions.first_copy is null
+                    or (validated.file_name, validated.line_number) = valid_versions.first_copy
+                    then 'published'
                 else 'duplicate'
             end as line_status
-        from compared
+        from validated
+        -- malformed lines join nothing: they never make a valid line conflict
+        left join valid_versions
+            on
+                validated.malformed_reason is null
+                and validated.landed_date = valid_versions.landed_date
+                and validated.transaction_id = valid_versions.transaction_id
     )
 
     select

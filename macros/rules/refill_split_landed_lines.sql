@@ -16,51 +16,70 @@
         a valid one gets its text, as in any other file; one that is not keeps the
         escaped form, valid text from which `line_text::blob` gives the landed bytes back.
 
+        Why it is written this way (measured in docs/performance.md): a file's name and
+        day are worked out once a file, before its lines are unnested, and a line's
+        carriage returns are trimmed only when it ends with one (DuckDB's rtrim with a
+        character set costs more than the rest of the split together).
+
         Plain SQL and plain Jinja, like every row rule: refill_read_landed_lines calls it,
         and so do the benchmark's microbatch project and floor script (bench/).
     #}
     with decoded as (
         select
-            filename,
+            substr(filename, {{ landing_root | length + 2 }}) as file_name,
             content,
             try(decode(content)) as file_text
         from {{ files }}
     ),
 
+    named as (
+        select
+            file_name,
+            regexp_extract(file_name, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
+            content,
+            file_text
+        from decoded
+    ),
+
     utf8_lines as (
         select
-            filename,
+            file_name,
+            landed_date,
             len(pieces) as piece_count,
             generate_subscripts(pieces, 1) as line_number,
             unnest(pieces) as line_text,
             true as is_valid_utf8
         from (
             select
-                filename,
+                file_name,
+                landed_date,
                 string_split(file_text, chr(10)) as pieces
-            from decoded
+            from named
             where file_text is not null
         ) as split_files
     ),
 
     escaped_pieces as (
         select
-            filename,
+            file_name,
+            landed_date,
             len(pieces) as piece_count,
             generate_subscripts(pieces, 1) as line_number,
             unnest(pieces) as escaped_text
         from (
             select
-                filename,
+                file_name,
+                landed_date,
                 string_split(content::varchar, '\x0A') as pieces
-            from decoded
+            from named
             where file_text is null
         ) as split_files
     ),
 
     escaped_lines as (
         select
-            filename,
+            file_name,
+            landed_date,
             piece_count,
             line_number,
             coalesce(try(decode(escaped_text::blob)), escaped_text) as line_text,
@@ -75,14 +94,13 @@
     )
 
     select
-        substr(filename, {{ landing_root | length + 2 }}) as file_name,
-        regexp_extract(
-            substr(filename, {{ landing_root | length + 2 }}), 'dt=(\d{4}-\d{2}-\d{2})', 1
-        )::date as landed_date,
+        file_name,
+        landed_date,
         line_number,
         case
-            when is_valid_utf8 then rtrim(line_text, chr(13))
-            else regexp_replace(line_text, '(\\x0D)+$', '')
+            when not is_valid_utf8 then regexp_replace(line_text, '(\\x0D)+$', '')
+            when ends_with(line_text, chr(13)) then rtrim(line_text, chr(13))
+            else line_text
         end as line_text,
         is_valid_utf8
     from numbered

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from bench import contenders, reconcile, report
+from bench import command, contenders, reconcile, report, row_rule
 from bench.landing import (
     REALISTIC_MALFORMED_FILES,
     REALISTIC_MALFORMED_FRACTION,
     LandingSize,
     ensure_landing,
 )
+from bench.measure import run_measured
 from bench.run import DEFAULT_OUT, parse_args
 from refill.rules.readiness import day_folder, day_readiness
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
@@ -85,6 +86,19 @@ def test_quick_bench_runs_every_contender_and_writes_its_outputs(tmp_path: Path)
     assert reconciliation["identical_days"] + reconciliation["differing_days"] == 5
     assert "(e) against (a), day by day" in table
     assert "refill/(e) on the standard data" in finished.stdout
+    # the commands from the shell: the cold backfill, the next day's daily cold and with a
+    # server, a bare dbt build of that day, and where a cold command's time went
+    assert set(summary["command"]) == {"a-cold", "daily-cold", "daily-server", "daily-dbt"}
+    assert {"a-cold/e", "daily-cold/daily-dbt"} <= set(summary["command_ratios"])
+    for role in ("phases-backfill", "phases-daily"):
+        phases = summary["phases"][role]
+        assert phases["status"] == 0 and phases["not_timed"] == []
+        assert phases["phases"]["dbt parse"] > 0 and phases["imports"]["prefect"] > 0
+        assert phases["phases"]["server start (launch to answering)"] > 0
+    assert "where a cold command's time goes" in table
+    # the row rule alone against read_json of the same files
+    assert set(summary["row_rule"]) == {"rule", "read_json"}
+    assert summary["row_rule_ratios"]["rule/read_json"]["cpu"] > 0
 
 
 def test_publish_replaces_only_the_results_block(tmp_path: Path):
@@ -223,6 +237,99 @@ def test_variant_and_contenders_are_chosen_on_the_command_line():
     assert parse_args([])[1].out == DEFAULT_OUT
     with pytest.raises(SystemExit):
         parse_args(["--only", "a,x"])
+
+
+def test_a_small_child_of_a_large_bench_is_measured_at_its_own_size(tmp_path: Path):
+    # GIVEN a bench process that has held 300 MiB (its peak), and holds them no more
+    held = bytearray(300 * 1024**2)
+    for offset in range(0, len(held), 4096):
+        held[offset] = 1
+    del held
+
+    # WHEN it measures a command that holds almost nothing
+    measurement = run_measured(
+        [sys.executable, "-c", "pass"], cwd=tmp_path, env=dict(os.environ), log=tmp_path / "log"
+    )
+
+    # THEN the peak is the command's, not the bench's (a child's ru_maxrss starts there)
+    assert measurement.peak_rss_bytes < 150 * 1024**2
+
+
+def test_import_seconds_sum_self_time_by_top_level_package():
+    # GIVEN `python -X importtime` lines, nested imports among them
+    log = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:      1500 |       1500 |     prefect.settings",
+            "import time:      2500 |       4000 |   prefect",
+            "import time:       700 |        700 |   dbt.cli",
+            "import time:       300 |        300 | json",
+            "refill backfill: a line of the command's own output",
+        ]
+    )
+
+    # WHEN they are summed
+    seconds = command.import_seconds(log)
+
+    # THEN each package counts its own time once, nested or not; the rest is `other`
+    assert seconds == {"dbt": 0.0007, "other": 0.0003, "prefect": 0.004}
+
+
+def test_command_and_row_rule_ratios_and_their_targets():
+    # GIVEN runs of (e), the cold backfill, the daily and its dbt build, and the row rule
+    def run(contender: str, wall: float, cpu: float, days: int = 5) -> dict:
+        return {
+            "contender": contender,
+            "label": contender,
+            "days": days,
+            "wall_seconds": wall,
+            "cpu_seconds": cpu,
+            "peak_rss_bytes": 1,
+            "other_cores": 0.0,
+            "published": {},
+            "details": {},
+        }
+
+    runs = [
+        run("e", 10.0, 8.0),
+        run("a-cold", 12.0, 9.0),
+        run("daily-cold", 6.0, 5.0, 1),
+        run("daily-dbt", 5.0, 4.0, 1),
+        run("rule", 2.0, 3.0),
+        run("rule-baseline", 4.0, 6.0),
+        run("read_json", 1.0, 1.0),
+    ]
+
+    # WHEN they are summarised
+    summary = report.summarise(runs, 5, 1, "realistic")
+
+    # THEN the ratios are the medians' quotients, and the cold targets are read on them
+    assert summary["command_ratios"]["a-cold/e"] == {"wall": 1.2, "cpu": 9.0 / 8.0}
+    assert summary["command_ratios"]["daily-cold/daily-dbt"] == {"wall": 1.2, "cpu": 1.25}
+    assert summary["row_rule_ratios"] == {
+        "rule/read_json": {"wall": 2.0, "cpu": 3.0},
+        "rule-baseline/read_json": {"wall": 4.0, "cpu": 6.0},
+        "rule/rule-baseline": {"wall": 0.5, "cpu": 0.5},
+    }
+    verdicts = {target["name"]: target for target in summary["targets"]}
+    cold = verdicts["(a) at most 0.67× (e) on the realistic data"]
+    assert cold["met"] is False and "cold a/e = 1.20" in cold["measured"]
+    assert (
+        verdicts["`refill daily` cold at most 1.0× a bare `dbt build --vars` of the day"]["met"]
+        is False
+    )
+
+
+def test_row_rules_of_a_revision_render_as_this_checkouts_do(tmp_path: Path):
+    # GIVEN the row rules as committed at HEAD
+    rules = row_rule.rules_at(REPO, "HEAD", tmp_path / "rules")
+
+    # THEN both rules are there and render to SQL with the same calls as this checkout's
+    assert sorted(path.name for path in rules.iterdir()) == sorted(
+        f"{name}.sql" for name in row_rule.RULE_NAMES
+    )
+    sql = row_rule.staging_sql(tmp_path, date(2025, 1, 1), date(2025, 1, 2), rules)
+    assert "read_blob" in sql and "{{" not in sql
 
 
 def _unparsable_lines(landing: Path, day: date) -> int:
