@@ -34,7 +34,7 @@
     {%- endfor -%}
     {%- if refused -%}
         {{ exceptions.raise_compiler_error(
-            "refill: partitioned model " ~ refused | join('; partitioned model ')
+            "refill project: partitioned model " ~ refused | join('; partitioned model ')
             ~ "; nothing written. Give it its audits, then refill_record_partitions(), as post-hooks"
             ~ " (see fct_payments).") }}
     {%- endif -%}

@@ -329,13 +329,14 @@ def _relation_name(node) -> str:
 
 # The message classes of contract D5 ("refill <class>: ..."), raised by the project's macros,
 # and the step each one names. A window or input refusal stops the build before it writes.
-MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input):")
+MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|project):")
 STEP_OF_CLASS = {
     "readiness": FailedStep.READINESS,
     "audit": FailedStep.AUDIT,
     "publish": FailedStep.PUBLISH,
     "window": FailedStep.BUILD,
     "input": FailedStep.BUILD,
+    "project": FailedStep.BUILD,
 }
 # What DuckDB says when another process holds the file, or the disk stumbled: the only
 # failures a retry after a pause can fix. Everything else fails the same way again.
@@ -351,6 +352,9 @@ WHAT_TO_DO = {
     "window": "nothing was written; fix the window",
     "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
     "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
+    # a partitioned model without its audits or ledger post-hooks (refused before any write;
+    # `dbt compile` runs no hooks, so it would not show the refusal)
+    "project": "nothing was written; fix the partitioned model named above and rerun",
     "lock": "nothing was written; the warehouse stayed busy: rerun the same command to "
     "resume, or give a longer --lock-wait",
     "io": "nothing was published; an I/O error: rerun the same command to resume",

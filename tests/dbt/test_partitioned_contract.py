@@ -68,7 +68,8 @@ def test_a_partitioned_model_without_its_audits_or_ledger_is_refused_before_any_
 
     # THEN the build is refused with one line naming the model and what it lacks
     assert not outcome.success
-    assert f"refill: partitioned model fct_payment_counts {reason}" in outcome.message
+    assert f"refill project: partitioned model fct_payment_counts {reason}" in outcome.message
+    assert outcome.failure_class == "project"
     assert "\n" not in outcome.message
     assert not any(status == "success" for status in outcome.statuses.values())
 
@@ -86,7 +87,9 @@ def test_the_refusal_comes_before_a_fresh_warehouse_gets_a_table(workspace):
 
     # THEN it is refused and the warehouse holds no table at all (not even ops)
     assert not outcome.success
-    assert "refill: partitioned model fct_payment_counts has no ledger post-hook" in outcome.message
+    assert "refill project: partitioned model fct_payment_counts has no ledger post-hook" in (
+        outcome.message
+    )
     assert not workspace.warehouse.exists() or user_tables(workspace.warehouse) == []
 
 
