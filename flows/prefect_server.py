@@ -49,7 +49,7 @@ class TemporaryServer:
         self.stopping = False
         self.restarts = 0
         self.process = self._launch()
-        atexit.register(self.stop)
+        atexit.register(self.stop_after_the_logs)
         threading.Thread(target=self._restart_when_lost, daemon=True).start()
 
     def _launch(self) -> subprocess.Popen:
@@ -115,7 +115,21 @@ class TemporaryServer:
                 )
             time.sleep(0.1)
 
+    def stop_after_the_logs(self) -> None:
+        """At the command's end: send the run's last log lines to this server, then stop it.
+
+        Stopped first, the log lines had nowhere to go and Python's logging shutdown waited
+        out Prefect's 5 s drain timeout on every command (measured: 5.0 s of a backfill's
+        exit, after its summary)."""
+        if self.process.poll() is None:
+            from prefect.logging.handlers import APILogWorker
+
+            with contextlib.suppress(Exception):
+                APILogWorker.drain_all(timeout=5)
+        self.stop()
+
     def stop(self) -> None:
+        """Stop the server now (also a second Ctrl-C's cleanup, which does not wait for logs)."""
         self.stopping = True
         if self.process.poll() is not None:
             return

@@ -10,6 +10,11 @@ import pytest
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
+# Prefect binds its console log handler to the stderr of the moment it is first imported.
+# Imported here, with the session, not inside a test whose captured stderr is closed after
+# it (refill.cli no longer imports Prefect; a file run alone first imported it in a test).
+import prefect.main  # noqa: E402, F401
+
 from refill.warehouse.dbt_runner import DbtProject  # noqa: E402
 
 

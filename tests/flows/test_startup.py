@@ -70,3 +70,29 @@ def test_a_restatement_without_yes_is_refused_after_its_plan_without_waiting_for
     assert "restates 2 published day(s)" in captured.out  # the plan, to review
     assert "rerun with --yes" in captured.err and captured.err.count("\n") == 1
     assert "waited" not in servers
+
+
+def test_the_temporary_server_takes_the_runs_last_log_lines_before_it_stops(monkeypatch):
+    # GIVEN a command's temporary server, still running at the command's end
+    from prefect.logging.handlers import APILogWorker
+
+    events = []
+
+    class Running:
+        pid = 0
+
+        def poll(self):
+            return None
+
+    server = prefect_server.TemporaryServer.__new__(prefect_server.TemporaryServer)
+    server.process = Running()
+    monkeypatch.setattr(APILogWorker, "drain_all", lambda timeout=None: events.append("drain"))
+    monkeypatch.setattr(server, "stop", lambda: events.append("stop"))
+
+    # WHEN the command exits (the atexit hook the server registers)
+    server.stop_after_the_logs()
+
+    # THEN the log lines are sent while the server can take them, and only then it stops
+    # (stopped first, Python's logging shutdown waited out Prefect's 5 s drain: 5.0 s of
+    # every cold command's exit)
+    assert events == ["drain", "stop"]
