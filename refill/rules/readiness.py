@@ -30,6 +30,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -269,3 +270,38 @@ def describe_unready(verdicts: list[DayReadiness]) -> str:
 
 def _with_reason(verdict: DayReadiness, reason: str) -> DayReadiness:
     return DayReadiness(**{**asdict(verdict), "reason": reason})
+
+
+def datasets_day_readiness(landing_root: Path, datasets: Sequence[str], day: date) -> DayReadiness:
+    """A day is ready when every dataset has landed it (a chunk builds them all). One
+    dataset's verdict is that dataset's verdict unchanged; several are combined: the first
+    unready one's reason (named), every part file, the records summed, one fingerprint."""
+    verdicts = [day_readiness(landing_root, dataset, day) for dataset in datasets]
+    if len(verdicts) == 1:
+        return verdicts[0]
+    for dataset, verdict in zip(datasets, verdicts, strict=True):
+        if not verdict.is_ready:
+            return _with_reason(verdict, f"{dataset}: {verdict.reason}")
+    digest = hashlib.sha256()
+    for verdict in verdicts:
+        digest.update((verdict.source_fingerprint or "").encode())
+    return DayReadiness(
+        day,
+        True,
+        "ready",
+        [part for verdict in verdicts for part in verdict.part_files],
+        sum(verdict.manifest_files or 0 for verdict in verdicts),
+        sum(verdict.manifest_records or 0 for verdict in verdicts),
+        max(verdict.exported_at or "" for verdict in verdicts) or None,
+        digest.hexdigest()[:16],
+    )
+
+
+def datasets_window_readiness(
+    landing_root: Path, datasets: Sequence[str], start: date, end: date
+) -> list[DayReadiness]:
+    """datasets_day_readiness for every day of an inclusive window."""
+    return [
+        datasets_day_readiness(landing_root, datasets, start + timedelta(days=offset))
+        for offset in range((end - start).days + 1)
+    ]
