@@ -276,7 +276,12 @@ def datasets_day_readiness(landing_root: Path, datasets: Sequence[str], day: dat
     """A day is ready when every dataset has landed it (a chunk builds them all). One
     dataset's verdict is that dataset's verdict unchanged; several are combined: the first
     unready one's reason (named), every part file, the records summed, one fingerprint."""
-    verdicts = [day_readiness(landing_root, dataset, day) for dataset in datasets]
+    return combined_readiness(datasets, [day_readiness(landing_root, d, day) for d in datasets])
+
+
+def combined_readiness(datasets: Sequence[str], verdicts: list[DayReadiness]) -> DayReadiness:
+    """One day's verdicts, one per dataset, as one (see datasets_day_readiness)."""
+    day = verdicts[0].day
     if len(verdicts) == 1:
         return verdicts[0]
     for dataset, verdict in zip(datasets, verdicts, strict=True):
@@ -299,9 +304,10 @@ def datasets_day_readiness(landing_root: Path, datasets: Sequence[str], day: dat
 
 def datasets_window_readiness(
     landing_root: Path, datasets: Sequence[str], start: date, end: date
-) -> list[DayReadiness]:
-    """datasets_day_readiness for every day of an inclusive window."""
-    return [
-        datasets_day_readiness(landing_root, datasets, start + timedelta(days=offset))
-        for offset in range((end - start).days + 1)
-    ]
+) -> list[tuple[DayReadiness, list[DayReadiness]]]:
+    """For every day of an inclusive window: the combined verdict (datasets_day_readiness)
+    and each dataset's own, in `datasets` order (its fingerprint is what its models'
+    ledger rows were built from)."""
+    days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
+    per_day = [[day_readiness(landing_root, d, day) for d in datasets] for day in days]
+    return [(combined_readiness(datasets, verdicts), verdicts) for verdicts in per_day]

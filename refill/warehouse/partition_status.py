@@ -81,7 +81,16 @@ def collect(
     verdicts = readiness.datasets_window_readiness(
         landing_root, catalog.names, window.start, window.end
     )
-    for verdict in verdicts:
+    for verdict, each in verdicts:
+        # A model's rows came from one dataset: its fingerprint is current when it is that
+        # dataset's current one (one dataset: the day's, unchanged).
+        current = {v.source_fingerprint for v in each if v.source_fingerprint}
+        fingerprints = {
+            m: verdict.source_fingerprint
+            if r.source_fingerprint in current
+            else r.source_fingerprint
+            for m, r in by_day.get(verdict.day, {}).items()
+        }
         rows = by_day.get(verdict.day, {})
         attempt = attempts.get(verdict.day)
         last_publish = max((row.published_at for row in rows.values()), default=None)
@@ -92,7 +101,7 @@ def collect(
         )
         state = planning.day_state(
             is_ready=verdict.is_ready,
-            published={m: (r.code_version, r.source_fingerprint) for m, r in rows.items()},
+            published={m: (r.code_version, fingerprints[m]) for m, r in rows.items()},
             models=models,
             current_code_versions=current_code_versions,
             source_fingerprint=verdict.source_fingerprint,
