@@ -32,9 +32,9 @@ from flows.tasks import (
 from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
+from refill.rules.catalog import chunk_rows_model
 from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks, make_plan
 from refill.rules.planning import Chunk
-from refill.settings import DATASET
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
 
@@ -82,11 +82,16 @@ def plan_backfill(
     current_versions = project.code_versions()
     warehouse = settings.warehouse_path()
     statuses = partition_status.collect(
-        warehouse, settings.landing_root(), window, selection.models, current_versions
+        warehouse,
+        settings.landing_root(),
+        window,
+        selection.models,
+        current_versions,
+        project.catalog,
     )
     totals: dict[date, tuple[int, float]] = {}
     if any(status.ledger for status in statuses):
-        totals = ops.published_totals(warehouse, window.start, window.end)
+        totals = ops.published_totals(warehouse, project.catalog.primary, window.start, window.end)
     plan = make_plan(
         window,
         selection.models,
@@ -198,7 +203,8 @@ class ChunkLoop:
 
 
 def _is_ready(day: date) -> bool:
-    return readiness.day_readiness(settings.landing_root(), DATASET, day).is_ready
+    datasets = shared_project().catalog.names
+    return readiness.datasets_day_readiness(settings.landing_root(), datasets, day).is_ready
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,10 @@ def wait_for_late_days(
     pending = list(pending)
     landed_in_time: list[date] = []
     while pending:
-        verdicts = [readiness.day_readiness(settings.landing_root(), DATASET, d) for d in pending]
+        datasets = shared_project().catalog.names
+        verdicts = [
+            readiness.datasets_day_readiness(settings.landing_root(), datasets, d) for d in pending
+        ]
         landed = [verdict.day for verdict in verdicts if verdict.is_ready]
         if landed:
             lines = {verdict.day: verdict.manifest_records or 0 for verdict in verdicts}
@@ -309,9 +318,7 @@ def backfill(
         is_backfill=True,
         select=selection.select,
         lock_wait_seconds=lock_wait_seconds,
-        rows_model="fct_payments"
-        if "fct_payments" in selection.models or not selection.models
-        else selection.models[0],
+        rows_model=chunk_rows_model(project.catalog, selection.models),
     )
     parameters = {
         "start": window.start,

@@ -26,7 +26,6 @@ from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
 from refill.rules.planning import Chunk, DayState, parse_day
-from refill.settings import DATASET
 from refill.views import board
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
@@ -58,7 +57,8 @@ def wait_until_ready(day: date, wait: ReadyWait, logger) -> readiness.DayReadine
     """Poll the readiness rule until the day is ready or the wait is over."""
     deadline = wait.deadline()
     while True:
-        verdict = readiness.day_readiness(settings.landing_root(), DATASET, day)
+        datasets = shared_project().catalog.names
+        verdict = readiness.datasets_day_readiness(settings.landing_root(), datasets, day)
         if verdict.is_ready or time.monotonic() >= deadline:
             return verdict
         logger.info(
@@ -90,10 +90,12 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
             window,
             models,
             versions,
+            project.catalog,
         )
         if status.state not in (DayState.PUBLISHED, DayState.STALE):
             return None
-        return ops.published_totals(warehouse, day, day).get(day, (0, 0.0))
+        totals = ops.published_totals(warehouse, project.catalog.primary, day, day)
+        return totals.get(day, (0, 0.0))
 
 
 @flow(name="refill-daily")
@@ -128,6 +130,7 @@ def daily(
         is_backfill=False,
         select=None,
         lock_wait_seconds=lock_wait_seconds,
+        rows_model=project.catalog.primary.facts_model,
     )
     if logical_date is not None and not confirm:
         totals = restated_totals(project, context, day)

@@ -62,7 +62,8 @@ class RunContext:
     is_backfill: bool
     select: str | None
     lock_wait_seconds: float
-    rows_model: str = "fct_payments"  # whose ledger rows a chunk reports as its rows
+    # whose ledger rows a chunk reports as its rows: the catalog's facts model, none when unset
+    rows_model: str = ""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from refill.rules import cutover as rules
 from refill.rules.cutover import CutoverReport, VersionedModel
 from refill.views import cutover_report
 from refill.warehouse import cutover_store
+from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.engine import Connection, Warehouse, warehouse_at
 from refill.warehouse.locking import LIVE
 
@@ -63,7 +64,7 @@ def cutover(
     any refusal; the warehouse is then as it was.
     """
     say = echo or (lambda _text: None)
-    spec = rules.versioned_model(model)
+    spec = rules.versioned_model(model, shared_project().catalog)
     warehouse = warehouse_at()
     if not warehouse.exists():
         raise RefillError(

@@ -18,7 +18,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from refill.rules.readiness import MANIFEST_NAME, day_folder
-from refill.settings import DATASET  # its home is settings; tests and tools import it here too
+
+# The landing folder this generator writes: the payments sample (the dbt project names the
+# datasets it builds; this is the one the sample is for).
+DATASET = "payments"
 
 MARKET_CURRENCY = {"US": "USD", "DE": "EUR", "FR": "EUR", "GB": "GBP", "JP": "JPY", "CA": "CAD"}
 CURRENCIES = ("USD", "EUR", "GBP", "JPY", "CAD")
@@ -212,15 +215,16 @@ def write_landed_day(
     parts: list[list[str | bytes]],
     manifest: dict | str | bytes | None = None,
     part_names: list[str] | None = None,
+    dataset: str = DATASET,
 ) -> dict | str | bytes:
-    """Write a day from explicit lines (text or raw bytes) and, last, its manifest.
+    """Write a day of `dataset` from explicit lines (text or raw bytes) and, last, its manifest.
 
     `manifest` None writes one that agrees with the files; a dict is merged over that
     agreeing manifest (a value of `OMIT` removes the field); a str or bytes is written
     as it is. `part_names` replaces the usual part-NNNN.jsonl names. Returns what was
     written as the manifest.
     """
-    folder = day_folder(root, DATASET, day)
+    folder = day_folder(root, dataset, day)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)

@@ -15,8 +15,8 @@ DEFAULT_LANDING = "data/landing"
 DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
 DEFAULT_DEMO_FOLDER = "data/demo"
 
-# The landing dataset refill builds: `<landing>/<DATASET>/dt=YYYY-MM-DD/`.
-DATASET = "payments"
+# The landing datasets and the models built from them are the dbt project's to name (the
+# models' `meta: {refill: ...}`, read by refill.warehouse.catalog), not Python's.
 
 # -- run defaults: the command line, the flows and prefect.yaml read these ----------------
 # (tests/flows/test_defaults.py holds the three to them). A command behaves the same

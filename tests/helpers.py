@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from refill.rules.catalog import Catalog, Dataset
 from refill.rules.readiness import day_folder
 from refill.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
 
@@ -206,3 +207,20 @@ def hold_lock_in_another_process(warehouse, seconds: float, priority="history"):
 
 def file_checksum(path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+# The catalog the product's dbt project declares (models/marts/*/_*__models.yml meta.refill),
+# for tests of the views that draw DayStatus values of their own.
+PAYMENTS_CATALOG = Catalog(
+    (
+        Dataset(
+            name="payments",
+            facts_model="fct_payments",
+            partition_column="event_date",
+            totals_column="amount_usd",
+            hours_column="event_ts",
+            quarantine_model="payments_quarantine",
+            primary=True,
+        ),
+    )
+)

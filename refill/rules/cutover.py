@@ -11,38 +11,13 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from refill.errors import RefillError
+from refill.rules.catalog import Catalog, VersionedModel
 
 # A refusal lists at most this many days and this many backfill commands; past that,
 # one command covers the whole span (rebuilding a published day is harmless).
 LISTED_DAYS = 5
 LISTED_COMMANDS = 3
 LARGEST_CHANGES = 5
-
-
-@dataclass(frozen=True)
-class VersionedModel:
-    """A versioned model refill can cut over: its grain and what the report compares."""
-
-    name: str
-    partition_column: str
-    key_column: str  # the grain within a partition
-    measures: tuple[str, ...]  # compared in the report; the first is the headline
-    upstream: str  # the model its versions reconcile with
-
-    def relation_name(self, version: int) -> str:
-        """The table dbt writes for a version (dbt's default alias, <name>_v<n>)."""
-        return f"{self.name}_v{version}"
-
-
-VERSIONED_MODELS = {
-    "fct_daily_revenue": VersionedModel(
-        name="fct_daily_revenue",
-        partition_column="event_date",
-        key_column="market",
-        measures=("revenue_usd", "transactions"),
-        upstream="fct_payments",
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -91,11 +66,12 @@ class CutoverReport:
     warehouse: str = ""
 
 
-def versioned_model(model: str) -> VersionedModel:
-    """The registry's entry for `model`, or a refusal naming the ones refill serves."""
-    spec = VERSIONED_MODELS.get(model)
+def versioned_model(model: str, catalog: Catalog) -> VersionedModel:
+    """The catalog's entry for `model` (the dbt models' `meta.refill`, role versioned), or a
+    refusal naming the ones refill serves."""
+    spec = next((spec for spec in catalog.versioned if spec.name == model), None)
     if spec is None:
-        known = ", ".join(sorted(VERSIONED_MODELS))
+        known = ", ".join(spec.name for spec in catalog.versioned)
         raise RefillError(
             f"cutover refused: {model} is not a versioned model refill serves ({known})"
         )

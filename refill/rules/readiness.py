@@ -30,6 +30,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -269,3 +270,44 @@ def describe_unready(verdicts: list[DayReadiness]) -> str:
 
 def _with_reason(verdict: DayReadiness, reason: str) -> DayReadiness:
     return DayReadiness(**{**asdict(verdict), "reason": reason})
+
+
+def datasets_day_readiness(landing_root: Path, datasets: Sequence[str], day: date) -> DayReadiness:
+    """A day is ready when every dataset has landed it (a chunk builds them all). One
+    dataset's verdict is that dataset's verdict unchanged; several are combined: the first
+    unready one's reason (named), every part file, the records summed, one fingerprint."""
+    return combined_readiness(datasets, [day_readiness(landing_root, d, day) for d in datasets])
+
+
+def combined_readiness(datasets: Sequence[str], verdicts: list[DayReadiness]) -> DayReadiness:
+    """One day's verdicts, one per dataset, as one (see datasets_day_readiness)."""
+    day = verdicts[0].day
+    if len(verdicts) == 1:
+        return verdicts[0]
+    for dataset, verdict in zip(datasets, verdicts, strict=True):
+        if not verdict.is_ready:
+            return _with_reason(verdict, f"{dataset}: {verdict.reason}")
+    digest = hashlib.sha256()
+    for verdict in verdicts:
+        digest.update((verdict.source_fingerprint or "").encode())
+    return DayReadiness(
+        day,
+        True,
+        "ready",
+        [part for verdict in verdicts for part in verdict.part_files],
+        sum(verdict.manifest_files or 0 for verdict in verdicts),
+        sum(verdict.manifest_records or 0 for verdict in verdicts),
+        max(verdict.exported_at or "" for verdict in verdicts) or None,
+        digest.hexdigest()[:16],
+    )
+
+
+def datasets_window_readiness(
+    landing_root: Path, datasets: Sequence[str], start: date, end: date
+) -> list[tuple[DayReadiness, list[DayReadiness]]]:
+    """For every day of an inclusive window: the combined verdict (datasets_day_readiness)
+    and each dataset's own, in `datasets` order (its fingerprint is what its models'
+    ledger rows were built from)."""
+    days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
+    per_day = [[day_readiness(landing_root, d, day) for d in datasets] for day in days]
+    return [(combined_readiness(datasets, verdicts), verdicts) for verdicts in per_day]

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from refill import settings
 from refill.rules import planning
+from refill.rules.catalog import Dataset
 from refill.rules.planning import DayState
 from refill.warehouse import ops, partition_status
-from refill.warehouse.dbt_runner import DbtProject
+from refill.warehouse.dbt_runner import DbtProject, shared_project
 
 DEFAULT_DAYS = settings.STATUS_DAYS
 
@@ -56,7 +57,13 @@ def collect_for(
     versions = project.code_versions()
     with _reading(warehouse, connection, "status") as reading:
         return partition_status.collect(
-            warehouse, settings.landing_root(), window, selection.models, versions, reading
+            warehouse,
+            settings.landing_root(),
+            window,
+            selection.models,
+            versions,
+            project.catalog,
+            reading,
         )
 
 
@@ -76,12 +83,19 @@ def _say_waiting(holder) -> None:
 
 
 def status_table(statuses: list[partition_status.DayStatus]) -> str:
-    header = ("day", "ready", "state", "code", "rows / lines", "quarantined", "flags", "last run")
-    # code: the fct_payments code version that published the day (the facts' lineage)
+    # code, rows, quarantined: the primary dataset's facts (their lineage) and rejects; a
+    # second dataset adds its own rows / lines column after them
+    others = (
+        [d.name for d in statuses[0].catalog.datasets[1:]]
+        if statuses and statuses[0].catalog
+        else []
+    )
+    header = ("day", "ready", "state", "code", "rows / lines", "quarantined")
+    header += tuple(f"{name} rows / lines" for name in others) + ("flags", "last run")
     rows = [header]
     for status in statuses:
         facts = status.facts
-        quarantine = status.ledger.get("payments_quarantine")
+        quarantine = status.quarantine
         flags = []
         if status.is_stale:
             flags.append("stale")
@@ -98,6 +112,7 @@ def status_table(statuses: list[partition_status.DayStatus]) -> str:
                 facts.code_version if facts else "-",
                 f"{facts.rows_written} / {facts.source_records}" if facts else "-",
                 str(quarantine.rows_written) if quarantine else "-",
+                *(_rows_of(status.facts_of(name)) for name in others),
                 " ".join(flags) or "-",
                 f"{attempt.command} {attempt.outcome} {attempt.ended_at:%Y-%m-%d %H:%M}"
                 if attempt
@@ -105,6 +120,10 @@ def status_table(statuses: list[partition_status.DayStatus]) -> str:
             )
         )
     return format_table(rows)
+
+
+def _rows_of(facts) -> str:
+    return f"{facts.rows_written} / {facts.source_records}" if facts else "-"
 
 
 def data_as_of_lines(connection=None) -> list[str]:
@@ -132,13 +151,25 @@ def find_hour_holes(hourly: dict[date, dict[int, int]], min_hours: int) -> list[
     return holes
 
 
-def read_hourly_counts(window: planning.DateRange, connection=None) -> dict[date, dict[int, int]]:
+def read_hourly_counts(
+    window: planning.DateRange, connection=None, dataset: Dataset | None = None
+) -> dict[date, dict[int, int]]:
+    """Events per hour of each day in `dataset`'s facts (its `hours` column; the primary
+    dataset of the project's catalog when not given); none when it declares no hours."""
+    dataset = dataset or shared_project().catalog.primary
+    if dataset.hours_column is None:
+        return {}
+    day, hour, facts = (
+        _quoted(dataset.partition_column),
+        _quoted(dataset.hours_column),
+        _quoted(dataset.facts_model),
+    )
     with _reading(settings.warehouse_path(), connection, "gaps") as reading:
-        if not _has_facts(reading):
+        if not _has_facts(reading, dataset.facts_model):
             return {}
         rows = reading.execute(
-            "select event_date, hour(event_ts), count(*) from main.fct_payments "
-            "where event_date between ? and ? group by 1, 2",
+            f"select {day}, hour({hour}), count(*) from main.{facts} "
+            f"where {day} between ? and ? group by 1, 2",
             [window.start, window.end],
         ).fetchall()
     hourly: dict[date, dict[int, int]] = {}
@@ -147,12 +178,17 @@ def read_hourly_counts(window: planning.DateRange, connection=None) -> dict[date
     return hourly
 
 
-def _has_facts(connection) -> bool:
+def _has_facts(connection, model: str) -> bool:
     (count,) = connection.execute(
         "select count(*) from information_schema.tables "
-        "where table_schema = 'main' and table_name = 'fct_payments'"
+        "where table_schema = 'main' and table_name = ?",
+        [model],
     ).fetchone()
     return count > 0
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass

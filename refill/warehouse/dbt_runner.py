@@ -20,6 +20,8 @@ from pathlib import Path
 
 from refill import settings
 from refill.errors import FailedStep, UsageError
+from refill.rules.catalog import Catalog
+from refill.warehouse.catalog import read_catalog
 
 
 class DbtError(RuntimeError):
@@ -81,6 +83,7 @@ class DbtProject:
         self.quiet = quiet
         self._manifest = None
         self._code_versions: dict[str, str] | None = None
+        self._catalog: Catalog | None = None
 
     def _common_args(self) -> list[str]:
         args = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
@@ -149,6 +152,13 @@ class DbtProject:
             command.append("--full-refresh")
         result = self.invoke(command)
         return outcome_of(result)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The datasets and versioned marts the models declare (refill.warehouse.catalog)."""
+        if self._catalog is None:
+            self._catalog = read_catalog(self.manifest)
+        return self._catalog
 
     @property
     def adapter_type(self) -> str:

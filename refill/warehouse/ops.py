@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from refill.errors import FailedStep
+from refill.rules.catalog import Dataset
 from refill.warehouse import locking
 from refill.warehouse.engine import warehouse_at
 
@@ -277,21 +278,31 @@ def read_data_as_of(connection) -> list[tuple]:
     ).fetchall()
 
 
-def read_published_totals(connection, start: date, end: date) -> dict[date, tuple[int, float]]:
-    """Rows and USD total per day in fct_payments: what readers see now."""
+def read_published_totals(
+    connection, dataset: Dataset, start: date, end: date
+) -> dict[date, tuple[int, float]]:
+    """Rows and total (its `totals` column) per day in the dataset's facts: what readers
+    see now. The names come from the dbt manifest (refill.warehouse.catalog), quoted."""
+    day, total = _quoted(dataset.partition_column), _quoted(dataset.totals_column)
     rows = connection.execute(
-        "select event_date, count(*), coalesce(sum(amount_usd), 0) from main.fct_payments "
-        "where event_date between ? and ? group by 1",
+        f"select {day}, count(*), coalesce(sum({total}), 0) "
+        f"from main.{_quoted(dataset.facts_model)} where {day} between ? and ? group by 1",
         [start, end],
     ).fetchall()
     return {day: (count, float(total)) for day, count, total in rows}
 
 
-def published_totals(warehouse: Path, start: date, end: date) -> dict[date, tuple[int, float]]:
+def published_totals(
+    warehouse: Path, dataset: Dataset, start: date, end: date
+) -> dict[date, tuple[int, float]]:
     """read_published_totals on a read of its own (the readers' protocol, through `connect`:
     the harness pauses its concurrent reader around the flows' read-only connections)."""
     with connect(warehouse, read_only=True) as connection:
-        return read_published_totals(connection, start, end)
+        return read_published_totals(connection, dataset, start, end)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def read_published_days(connection, model: str) -> list[date]:

@@ -8,8 +8,8 @@ from datetime import date
 from pathlib import Path
 
 from refill.rules import planning, readiness
+from refill.rules.catalog import Catalog
 from refill.rules.readiness import DayReadiness
-from refill.settings import DATASET
 from refill.warehouse import ops
 from refill.warehouse.engine import warehouse_at
 
@@ -24,11 +24,24 @@ class DayStatus:
     ledger: dict[str, ops.LedgerRow] = field(default_factory=dict)
     last_attempt: ops.Attempt | None = None
     was_late: bool = False
+    catalog: Catalog | None = None  # which models are the facts and the quarantine
 
     @property
     def facts(self) -> ops.LedgerRow | None:
-        """The fct_payments ledger row: rows published and source records of the day."""
-        return self.ledger.get("fct_payments")
+        """The primary dataset's facts ledger row: rows published and source records."""
+        return self.facts_of(self.catalog.primary.name) if self.catalog else None
+
+    @property
+    def quarantine(self) -> ops.LedgerRow | None:
+        """The primary dataset's quarantine ledger row: the lines not published."""
+        model = self.catalog.primary.quarantine_model if self.catalog else None
+        return self.ledger.get(model) if model else None
+
+    def facts_of(self, dataset: str) -> ops.LedgerRow | None:
+        """The ledger row of `dataset`'s facts model on this day."""
+        assert self.catalog is not None
+        (found,) = [d for d in self.catalog.datasets if d.name == dataset]
+        return self.ledger.get(found.facts_model)
 
     @property
     def code_versions(self) -> list[str]:
@@ -45,6 +58,7 @@ def collect(
     window: planning.DateRange,
     models: list[str],
     current_code_versions: dict[str, str],
+    catalog: Catalog,
     connection=None,
 ) -> list[DayStatus]:
     """The state of each day of `window` across `models`, from the ledger, the attempts
@@ -64,7 +78,19 @@ def collect(
         by_day.setdefault(row.partition_date, {})[row.model_name] = row
 
     statuses = []
-    for verdict in readiness.window_readiness(landing_root, DATASET, window.start, window.end):
+    verdicts = readiness.datasets_window_readiness(
+        landing_root, catalog.names, window.start, window.end
+    )
+    for verdict, each in verdicts:
+        # A model's rows came from one dataset: its fingerprint is current when it is that
+        # dataset's current one (one dataset: the day's, unchanged).
+        current = {v.source_fingerprint for v in each if v.source_fingerprint}
+        fingerprints = {
+            m: verdict.source_fingerprint
+            if r.source_fingerprint in current
+            else r.source_fingerprint
+            for m, r in by_day.get(verdict.day, {}).items()
+        }
         rows = by_day.get(verdict.day, {})
         attempt = attempts.get(verdict.day)
         last_publish = max((row.published_at for row in rows.values()), default=None)
@@ -75,13 +101,15 @@ def collect(
         )
         state = planning.day_state(
             is_ready=verdict.is_ready,
-            published={m: (r.code_version, r.source_fingerprint) for m, r in rows.items()},
+            published={m: (r.code_version, fingerprints[m]) for m, r in rows.items()},
             models=models,
             current_code_versions=current_code_versions,
             source_fingerprint=verdict.source_fingerprint,
             last_attempt_failed=last_attempt_failed,
         )
-        statuses.append(DayStatus(verdict.day, verdict, state, rows, attempt, verdict.day in late))
+        statuses.append(
+            DayStatus(verdict.day, verdict, state, rows, attempt, verdict.day in late, catalog)
+        )
     return statuses
 
 

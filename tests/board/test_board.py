@@ -32,7 +32,7 @@ from refill.warehouse import ops
 from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.partition_status import DayStatus
 from tests.board.page import SPEC, W1, BoardPage, d, render, run_daily
-from tests.helpers import expected_day, query
+from tests.helpers import PAYMENTS_CATALOG, expected_day, query
 from tests.runs import run_backfill
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -346,7 +346,7 @@ NOW = datetime(2026, 3, 2, 12, 0)  # the time a board of the rules' own is drawn
 
 def _status(day: date, ready: bool = True, ledger=None, state=DayState.MISSING) -> DayStatus:
     verdict = DayReadiness(day, ready, "ready" if ready else "no _SUCCESS manifest", [], 1, 10)
-    return DayStatus(day, verdict, state, ledger or {})
+    return DayStatus(day, verdict, state, ledger or {}, catalog=PAYMENTS_CATALOG)
 
 
 def _attempt(

@@ -16,6 +16,7 @@ from refill.views.board import lamps, rows
 from refill.views.board.model import ACTIVE, OFF, ON, WAITING, Extras, RunEntry, VersionedMart
 from refill.warehouse import locking, ops
 from refill.warehouse.partition_status import DayStatus
+from tests.helpers import PAYMENTS_CATALOG
 
 DAY = date(2026, 3, 2)
 NOW = datetime(2026, 3, 2, 12, 0)
@@ -24,7 +25,7 @@ NOW = datetime(2026, 3, 2, 12, 0)
 def day_status(ready: bool = True, state=DayState.MISSING, ledger=None) -> DayStatus:
     reason = "ready" if ready else "no _SUCCESS manifest"
     verdict = DayReadiness(DAY, ready, reason, [], 1, 10, "2026-03-02T01:00:00", "fp-1")
-    return DayStatus(DAY, verdict, state, ledger or {})
+    return DayStatus(DAY, verdict, state, ledger or {}, catalog=PAYMENTS_CATALOG)
 
 
 def ledger_row(model: str, code_version: str, fingerprint: str = "fp-1") -> ops.LedgerRow:

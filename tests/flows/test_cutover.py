@@ -28,7 +28,7 @@ from refill.rules.cutover import (
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
 from refill.views.cutover_report import render
-from refill.warehouse.dbt_runner import window_vars
+from refill.warehouse.dbt_runner import shared_project, window_vars
 from tests.helpers import query
 
 JAN = date(2026, 1, 1)
@@ -163,9 +163,10 @@ def test_each_check_refuses_in_one_line_naming_what_to_do():
     assert "--restate --yes" in str(unreconciled.value)
     check_reconciled("fct_daily_revenue_v2", "fct_payments", [])
     # the registry refuses a model it does not serve, naming the ones it does
-    assert versioned_model(MODEL).relation_name(2) == "fct_daily_revenue_v2"
+    catalog = shared_project().catalog  # the dbt models' meta.refill
+    assert versioned_model(MODEL, catalog).relation_name(2) == "fct_daily_revenue_v2"
     with pytest.raises(RefillError, match=r"not a versioned model refill serves \(fct_daily"):
-        versioned_model("no_such_model")
+        versioned_model("no_such_model", catalog)
     for message in (str(uncovered.value), str(unreconciled.value)):
         assert "\n" not in message and message.startswith("cutover refused: ")
 

@@ -178,16 +178,18 @@ READ_IN_A_LOOP = """
     from refill.rules import planning
     from refill import settings
     from refill.views import status
+    from refill.warehouse.dbt_runner import shared_project
 
     stop = Path(sys.argv[1])
     window = planning.DateRange(date.fromisoformat(sys.argv[2]), date.fromisoformat(sys.argv[3]))
     warehouse = settings.warehouse_path()
+    catalog = shared_project().catalog
     reads = 0
     while not stop.exists():
         status.data_as_of_lines()  # refill status
         status.read_hourly_counts(window)  # refill gaps
         partition_status.collect(  # the backfill planner
-            warehouse, settings.landing_root(), window, ["fct_payments"], {}
+            warehouse, settings.landing_root(), window, ["fct_payments"], {}, catalog
         )
         board.read_extras(warehouse, window)  # the board
         reads += 1

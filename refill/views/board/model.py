@@ -108,6 +108,7 @@ class BoardRow:
     holes: list[status.HourHole]
     revenue: list[tuple[VersionedMart, dict[int, Decimal | None]]]
     in_active_run: bool
+    facts_model: str = ""  # whose code version `code_version` is (the primary dataset's facts)
 
     def lamp(self, step: str) -> Lamp:
         return next(lamp for lamp in self.lamps if lamp.step == step)

@@ -123,7 +123,7 @@ def _row_html(row: BoardRow) -> str:
         for flag in row.flags
     )
     code = row.code_version or "-"
-    code_title = f"fct_payments code version {code}"
+    code_title = f"{row.facts_model} code version {code}"
     if (
         row.code_version
         and row.current_code_version

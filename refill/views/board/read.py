@@ -10,6 +10,7 @@ from pathlib import Path
 
 from refill import settings
 from refill.rules import planning
+from refill.rules.catalog import Dataset
 from refill.views import status
 from refill.views.board import rows
 from refill.views.board.model import RECENT_NOTICES, RECENT_RUNS, Board, Extras, VersionedMart
@@ -32,12 +33,14 @@ def live_holder(warehouse: Path) -> locking.Holder | None:
     return holder
 
 
-def read_extras(warehouse: Path, window: planning.DateRange, connection=None) -> Extras:
+def read_extras(
+    warehouse: Path, window: planning.DateRange, connection=None, dataset: Dataset | None = None
+) -> Extras:
     """Every attempt, the run log, the outbox, the data-as-of and the versioned marts, on
     `connection` when given, else through a read of their own (ops.read_warehouse)."""
     if connection is None:
         with ops.read_warehouse(warehouse, reader=READER) as own:
-            return read_extras(warehouse, window, own)
+            return read_extras(warehouse, window, own, dataset)
     extras = Extras()
     if not ops.has_ops(connection):
         return extras
@@ -50,7 +53,7 @@ def read_extras(warehouse: Path, window: planning.DateRange, connection=None) ->
         VersionedMart(**vars(mart))
         for mart in board_reads.read_versioned_marts(connection, window.start, window.end)
     ]
-    extras.hourly = status.read_hourly_counts(window, connection)
+    extras.hourly = status.read_hourly_counts(window, connection, dataset)
     return extras
 
 
@@ -79,7 +82,7 @@ def snapshot(
     with ops.read_warehouse(warehouse, reader=READER, wait_seconds=lock_wait_seconds) as c:
         if statuses is None:
             statuses = status.collect_for(project, window, connection=c)
-        extras = read_extras(warehouse, window, c)
+        extras = read_extras(warehouse, window, c, project.catalog.primary)
     return rows.assemble(
         statuses,
         extras,

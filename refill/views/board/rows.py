@@ -134,7 +134,7 @@ def _row(
 ) -> BoardRow:
     day = day_status.day
     facts = day_status.facts
-    quarantine = day_status.ledger.get("payments_quarantine")
+    quarantine = day_status.quarantine
     attempts = extras.attempts.get(day, [])
     holder = extras.holder
     building_now = holder is not None and str(day) in holder.partitions
@@ -188,7 +188,9 @@ def _row(
         quarantined=quarantined,
         duplicates=duplicates,
         code_version=facts.code_version if facts else None,
-        current_code_version=current_code_versions.get("fct_payments"),
+        current_code_version=current_code_versions.get(day_status.catalog.primary.facts_model)
+        if day_status.catalog
+        else None,
         run_id=facts.run_id if facts else None,
         run_label=run_label,
         is_backfill=bool(facts and facts.is_backfill),
@@ -197,6 +199,7 @@ def _row(
         holes=holes,
         revenue=revenue,
         in_active_run=any(day in run.days() for run in active) or building_now,
+        facts_model=day_status.catalog.primary.facts_model if day_status.catalog else "",
     )
 
 

@@ -24,7 +24,6 @@ from refill import settings
 from refill.errors import RefillError
 from refill.rules import planning
 from refill.rules.readiness import MANIFEST_NAME, day_folder
-from refill.settings import DATASET
 from refill.views.board import page, read, rows
 from refill.views.board.model import Board
 from refill.warehouse import locking, ops
@@ -55,6 +54,7 @@ class BoardService:
     ):
         self.project = project
         self.window = window
+        self.datasets = project.catalog.names  # whose landing manifests are watched
         self.out = out
         self.lock_wait_seconds = lock_wait_seconds
         self.board: Board | None = None
@@ -109,7 +109,11 @@ class BoardService:
         who = (holder.run_id, holder.pid, tuple(holder.partitions)) if holder else None
         files = [warehouse, warehouse.with_name(warehouse.name + ".wal")]
         landing = settings.landing_root()
-        files += [day_folder(landing, DATASET, day) / MANIFEST_NAME for day in self.window.days]
+        files += [
+            day_folder(landing, dataset, day) / MANIFEST_NAME
+            for dataset in self.datasets
+            for day in self.window.days
+        ]
         return (who, *(_stat(path) for path in files))
 
     def watch(self) -> None:

@@ -1,0 +1,134 @@
+"""What the dbt project declares about its datasets, as plain data (read from the models'
+`meta: {refill: ...}` by refill.warehouse.catalog). Pure: the Python side names no dataset
+and no model; a second landing dataset is SQL and YAML only.
+
+A model joins the catalog with `config: {meta: {refill: {...}}}` in its YAML:
+- `dataset: <landing folder>, role: facts, totals: <column>, hours: <timestamp column>`: the
+  dataset's facts (the rows a chunk reports and a sign-off shows; `totals` is summed in the
+  sign-off, `hours` counted per hour for the hour holes);
+- `dataset: <landing folder>, role: quarantine`: its rejected lines (status's quarantined);
+- `role: versioned, key: <column>, measures: [...], upstream: <model>`: a versioned mart
+  refill can cut over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from refill.errors import RefillError
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One landing dataset (`<landing>/<name>/dt=YYYY-MM-DD/`) and the models built from it."""
+
+    name: str
+    facts_model: str
+    partition_column: str  # the facts' day column
+    totals_column: str
+    hours_column: str | None = None
+    quarantine_model: str | None = None
+    primary: bool = False  # the dataset status's and the board's main columns show
+
+
+@dataclass(frozen=True)
+class VersionedModel:
+    """A versioned model refill can cut over: its grain and what the report compares."""
+
+    name: str
+    partition_column: str
+    key_column: str  # the grain within a partition
+    measures: tuple[str, ...]  # compared in the report; the first is the headline
+    upstream: str  # the model its versions reconcile with
+
+    def relation_name(self, version: int) -> str:
+        """The table dbt writes for a version (dbt's default alias, <name>_v<n>)."""
+        return f"{self.name}_v{version}"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every dataset, the primary one first, then by name; and the versioned marts."""
+
+    datasets: tuple[Dataset, ...]
+    versioned: tuple[VersionedModel, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.datasets:
+            raise RefillError(
+                "the dbt project declares no dataset: give a facts model "
+                "`meta: {refill: {dataset: ..., role: facts, totals: ...}}`"
+            )
+
+    @property
+    def primary(self) -> Dataset:
+        return self.datasets[0]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dataset.name for dataset in self.datasets)
+
+
+def catalog_of(models: list[tuple[str, dict, str | None]]) -> Catalog:
+    """The catalog from (model name, its `meta.refill`, its partition_column) triples."""
+    datasets: dict[str, dict] = {}
+    quarantines: dict[str, str] = {}
+    versioned: dict[str, VersionedModel] = {}
+    for name, meta, partition_column in models:
+        role = meta.get("role")
+        if role == "facts":
+            datasets[_required(meta, "dataset", name)] = {
+                "model": name,
+                "meta": meta,
+                "partition_column": partition_column or _required(meta, "partition_column", name),
+            }
+        elif role == "quarantine":
+            quarantines[_required(meta, "dataset", name)] = name
+        elif role == "versioned":
+            versioned[name] = VersionedModel(
+                name=name,
+                partition_column=partition_column or _required(meta, "partition_column", name),
+                key_column=_required(meta, "key", name),
+                measures=tuple(_required(meta, "measures", name)),
+                upstream=_required(meta, "upstream", name),
+            )
+        elif role is not None:
+            raise RefillError(
+                f"model {name}: meta.refill.role {role!r} is not facts, quarantine or versioned"
+            )
+    for dataset in quarantines:
+        if dataset not in datasets:
+            raise RefillError(
+                f"model {quarantines[dataset]}: dataset {dataset!r} has no facts model"
+            )
+    found = [
+        Dataset(
+            name=dataset,
+            facts_model=entry["model"],
+            partition_column=entry["partition_column"],
+            totals_column=_required(entry["meta"], "totals", entry["model"]),
+            hours_column=entry["meta"].get("hours"),
+            quarantine_model=quarantines.get(dataset),
+            primary=bool(entry["meta"].get("primary", False)),
+        )
+        for dataset, entry in datasets.items()
+    ]
+    found.sort(key=lambda dataset: (not dataset.primary, dataset.name))
+    return Catalog(tuple(found), tuple(versioned[name] for name in sorted(versioned)))
+
+
+def chunk_rows_model(catalog: Catalog, models: list[str]) -> str:
+    """Whose ledger rows a backfill's chunk reports as its rows: the first dataset's facts
+    among the selected models (every model when none is selected), else the first one."""
+    for dataset in catalog.datasets:
+        if not models or dataset.facts_model in models:
+            return dataset.facts_model
+    return models[0]
+
+
+def _required(meta: dict, key: str, model: str):
+    if meta.get(key) in (None, "", []):
+        raise RefillError(
+            f"model {model}: meta.refill.{key} is required for role {meta.get('role')}"
+        )
+    return meta[key]

@@ -1,0 +1,21 @@
+"""The catalog (refill.rules.catalog) read from the parsed dbt manifest: every model's
+`meta: {refill: {...}}`, once per project."""
+
+from __future__ import annotations
+
+from refill.rules.catalog import Catalog, catalog_of
+
+
+def read_catalog(manifest) -> Catalog:
+    """The datasets and versioned marts the project's models declare. A versioned model's
+    versions carry one declaration: it is read once, under the model's name."""
+    declared: dict[str, tuple[str, dict, str | None]] = {}
+    for node in manifest.nodes.values():
+        if node.resource_type != "model":
+            continue
+        meta = {**(node.meta or {}), **(node.config.get("meta") or {})}.get("refill")
+        if meta:
+            declared.setdefault(
+                node.name, (node.name, dict(meta), node.config.get("partition_column"))
+            )
+    return catalog_of([declared[name] for name in sorted(declared)])
