@@ -191,11 +191,9 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
                     ),
                     outcome.failed_step,
                 )
-                rows = connection.execute(
-                    "select coalesce(sum(rows_written), 0) from ops.partition_ledger "
-                    "where model_name = ? and partition_date between ? and ? and run_id = ?",
-                    [context.rows_model, chunk.start, chunk.end, context.run_id],
-                ).fetchone()[0]
+                rows = ops.read_rows_written(
+                    connection, context.rows_model, chunk.start, chunk.end, context.run_id
+                )
     except locking.LockTimeout as busy:
         raise ChunkFailed(
             f"chunk {chunk} failed at lock: {busy}",

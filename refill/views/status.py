@@ -159,36 +159,8 @@ def read_hourly_counts(
     dataset = dataset or shared_project().catalog.primary
     if dataset.hours_column is None:
         return {}
-    day, hour, facts = (
-        _quoted(dataset.partition_column),
-        _quoted(dataset.hours_column),
-        _quoted(dataset.facts_model),
-    )
     with _reading(settings.warehouse_path(), connection, "gaps") as reading:
-        if not _has_facts(reading, dataset.facts_model):
-            return {}
-        rows = reading.execute(
-            f"select {day}, hour({hour}), count(*) from main.{facts} "
-            f"where {day} between ? and ? group by 1, 2",
-            [window.start, window.end],
-        ).fetchall()
-    hourly: dict[date, dict[int, int]] = {}
-    for day, hour, count in rows:
-        hourly.setdefault(day, {})[hour] = count
-    return hourly
-
-
-def _has_facts(connection, model: str) -> bool:
-    (count,) = connection.execute(
-        "select count(*) from information_schema.tables "
-        "where table_schema = 'main' and table_name = ?",
-        [model],
-    ).fetchone()
-    return count > 0
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+        return ops.read_hourly_counts(reading, dataset, window.start, window.end)
 
 
 @dataclass

@@ -301,6 +301,34 @@ def published_totals(
         return read_published_totals(connection, dataset, start, end)
 
 
+def read_hourly_counts(
+    connection, dataset: Dataset, start: date, end: date
+) -> dict[date, dict[int, int]]:
+    """Events per hour of each day in the dataset's facts (its `hours` column; none when it
+    declares none, or the facts are not built yet): what `refill gaps` finds holes in."""
+    if dataset.hours_column is None or not has_table(connection, "main", dataset.facts_model):
+        return {}
+    day, hour = _quoted(dataset.partition_column), _quoted(dataset.hours_column)
+    rows = connection.execute(
+        f"select {day}, hour({hour}), count(*) from main.{_quoted(dataset.facts_model)} "
+        f"where {day} between ? and ? group by 1, 2",
+        [start, end],
+    ).fetchall()
+    hourly: dict[date, dict[int, int]] = {}
+    for day, hour, count in rows:
+        hourly.setdefault(day, {})[hour] = count
+    return hourly
+
+
+def read_rows_written(connection, model: str, start: date, end: date, run_id: str) -> int:
+    """The rows `run_id` published for `model` on those days (a chunk's reported rows)."""
+    return connection.execute(
+        "select coalesce(sum(rows_written), 0) from ops.partition_ledger "
+        "where model_name = ? and partition_date between ? and ? and run_id = ?",
+        [model, start, end, run_id],
+    ).fetchone()[0]
+
+
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
