@@ -25,6 +25,9 @@ class DayStatus:
     last_attempt: ops.Attempt | None = None
     was_late: bool = False
     catalog: Catalog | None = None  # which models are the facts and the quarantine
+    # why the day is in its state (planning.day_verdict: for STALE, what changed); the
+    # board says it as it is, without working it out again
+    why: planning.DayVerdict | None = None
 
     @property
     def facts(self) -> ops.LedgerRow | None:
@@ -99,7 +102,7 @@ def collect(
             and attempt.outcome in FAILED_OUTCOMES
             and (last_publish is None or attempt.ended_at > last_publish)
         )
-        state = planning.day_state(
+        why = planning.day_verdict(
             is_ready=verdict.is_ready,
             published={m: (r.code_version, fingerprints[m]) for m, r in rows.items()},
             models=models,
@@ -108,7 +111,9 @@ def collect(
             last_attempt_failed=last_attempt_failed,
         )
         statuses.append(
-            DayStatus(verdict.day, verdict, state, rows, attempt, verdict.day in late, catalog)
+            DayStatus(
+                verdict.day, verdict, why.state, rows, attempt, verdict.day in late, catalog, why
+            )
         )
     return statuses
 

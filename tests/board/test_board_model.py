@@ -10,7 +10,7 @@ import pytest
 
 from refill import settings
 from refill.rules import planning
-from refill.rules.planning import DayState
+from refill.rules.planning import DayState, DayVerdict
 from refill.rules.readiness import DayReadiness
 from refill.views.board import lamps, rows
 from refill.views.board.model import ACTIVE, OFF, ON, WAITING, Extras, RunEntry, VersionedMart
@@ -99,7 +99,7 @@ def test_a_day_being_built_pulses_while_its_published_data_stands():
     holder = locking.Holder("r3", "backfill", locking.HISTORY, [str(DAY)])
 
     # WHEN its lamps are decided
-    drawn = lamps.build_lamps(status, [], True, holder, set(), [300], {})
+    drawn = lamps.build_lamps(status, [], True, holder, set(), [300])
 
     # THEN it builds now, the audits wait, and the published data stands meanwhile
     assert [lamp.state for lamp in drawn] == [ACTIVE, OFF, ON]
@@ -111,9 +111,10 @@ def test_a_stale_day_says_which_code_changed_and_how_to_rebuild_it():
     status = day_status(
         state=DayState.STALE, ledger={"fct_payments": ledger_row("fct_payments", "v1")}
     )
+    status.why = DayVerdict(DayState.STALE, code_changed=(("fct_payments", "v1", "v2"),))
 
-    # WHEN the reason is given
-    reason = lamps.stale_reason(status, {"fct_payments": "v2"})
+    # WHEN the reason is given (the one its state was decided with)
+    reason = lamps.stale_reason(status)
 
     # THEN it names the model and both versions, and the command that rebuilds the day
     assert "fct_payments's code changed (v1 -> v2)" in reason

@@ -104,7 +104,6 @@ def build_lamps(
     holder: locking.Holder | None,
     active_ids: set[str],
     retry_delays: list[float],
-    current_code_versions: dict[str, str],
 ) -> list[Lamp]:
     """building, audited, published: how far the latest build of the day went."""
     facts = day_status.facts
@@ -118,7 +117,7 @@ def build_lamps(
             f"{facts.published_at:%Y-%m-%d %H:%M} UTC"
         )
         if day_status.is_stale:
-            reason = stale_reason(day_status, current_code_versions)
+            reason = stale_reason(day_status)
             published = Lamp("published", STALE, f"{note}; stale: {reason}")
         else:
             published = Lamp("published", ON, note)
@@ -191,25 +190,12 @@ def build_lamps(
     return lamps
 
 
-def stale_reason(day_status: DayStatus, current_code_versions: dict[str, str] | None = None) -> str:
-    """Why a published day is stale, and the command that rebuilds it."""
-    facts = day_status.facts
-    verdict = day_status.readiness
-    reasons = []
-    changed_source = [
-        row
-        for row in day_status.ledger.values()
-        if row.source_fingerprint != verdict.source_fingerprint
-    ]
-    if changed_source:
-        reasons.append(
-            f"the source was re-exported (exported at {verdict.exported_at}) after it was published"
-        )
-    for model, row in sorted(day_status.ledger.items()):
-        current = (current_code_versions or {}).get(model)
-        if current and current != row.code_version:
-            reasons.append(f"{model}'s code changed ({row.code_version} -> {current})")
-    if not reasons:
-        reasons.append("published from another source export or other code")
-    day = facts.partition_date if facts else day_status.day
-    return "; ".join(reasons) + f". Rebuild: refill backfill --start {day} --end {day} --yes"
+def stale_reason(day_status: DayStatus) -> str:
+    """Why a published day is stale (the reason its state was decided with, from
+    planning.day_verdict), and the command that rebuilds it."""
+    why = day_status.why
+    reason = (why.reason if why is not None else "") or (
+        "published from another source export or other code"
+    )
+    day = day_status.day
+    return f"{reason}. Rebuild: refill backfill --start {day} --end {day} --yes"

@@ -148,7 +148,6 @@ def _row(
             holder,
             active_ids,
             retry_delays,
-            current_code_versions,
         ),
     ]
 
@@ -194,7 +193,7 @@ def _row(
         run_id=facts.run_id if facts else None,
         run_label=run_label,
         is_backfill=bool(facts and facts.is_backfill),
-        flags=flags(day_status, attempts, lamps, holes, extras, current_code_versions),
+        flags=flags(day_status, attempts, lamps, holes, extras),
         hourly=hourly,
         holes=holes,
         revenue=revenue,
@@ -209,7 +208,6 @@ def flags(
     lamps: list[Lamp],
     holes: list[status.HourHole],
     extras: Extras,
-    current_code_versions: dict[str, str],
 ) -> list[Flag]:
     """The day's flags, each with its reason: building, not ready, stale, late, retrying or
     failed (or retried, when a later attempt published), backfill, holes, notifications."""
@@ -222,7 +220,7 @@ def flags(
     if day_status.state == DayState.NOT_READY:
         found.append(Flag("not ready", day_status.readiness.reason))
     if day_status.is_stale:
-        found.append(Flag("stale", day_lamps.stale_reason(day_status, current_code_versions)))
+        found.append(Flag("stale", day_lamps.stale_reason(day_status)))
     if day_status.was_late:
         refused = [a for a in attempts if a.outcome == "not ready"]
         first = refused[0] if refused else None
