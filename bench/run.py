@@ -368,6 +368,7 @@ def _git_commit(folder: Path) -> str:
             "--porcelain",
             "--untracked-files=no",
             "--",
+            "refill",
             "flows",
             "models",
             "macros",
