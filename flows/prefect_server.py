@@ -25,8 +25,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import httpx
-
 from refill.errors import RefillError
 
 STARTUP_TIMEOUT_SECONDS = 120
@@ -97,6 +95,8 @@ class TemporaryServer:
             self.process = self._launch()
 
     def wait_until_ready(self, timeout: float = STARTUP_TIMEOUT_SECONDS) -> str:
+        import httpx  # here, not at the top: the server launches before the heavy imports
+
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
@@ -121,11 +121,12 @@ class TemporaryServer:
         Stopped first, the log lines had nowhere to go and Python's logging shutdown waited
         out Prefect's 5 s drain timeout on every command (measured: 5.0 s of a backfill's
         exit, after its summary)."""
-        if self.process.poll() is None:
-            from prefect.logging.handlers import APILogWorker
-
+        # Prefect's logging not imported: no run was logged, so there is nothing to send
+        # (a usage error after the server launched exits without importing it)
+        handlers = sys.modules.get("prefect.logging.handlers")
+        if self.process.poll() is None and handlers is not None:
             with contextlib.suppress(Exception):
-                APILogWorker.drain_all(timeout=5)
+                handlers.APILogWorker.drain_all(timeout=5)
         self.stop()
 
     def stop(self) -> None:
@@ -153,14 +154,35 @@ def configured_api_url() -> str | None:
 _pending: TemporaryServer | None = None
 
 
+def _api_configured_without_importing_prefect() -> bool:
+    """Whether an API is configured, as far as it can be told without importing Prefect's
+    settings (seconds): the environment's PREFECT_API_URL. Prefect already imported (a
+    test, the demo's second run), its own answer."""
+    if "prefect.settings" in sys.modules:
+        return bool(configured_api_url())
+    return bool(os.environ.get("PREFECT_API_URL"))
+
+
 def start_in_background() -> None:
-    """Start the command's temporary server now, unless an API is configured or it runs."""
+    """Start the command's temporary server now, unless an API is configured or it runs.
+
+    Called before Prefect is imported: an API set in a Prefect profile or settings file
+    is found only later, by `keep_only_if_needed`, which stops this server then."""
     global _pending
-    if _pending is None and not configured_api_url():
+    if _pending is None and not _api_configured_without_importing_prefect():
         from refill import interrupts
 
         _pending = TemporaryServer()
         interrupts.on_immediate_exit(_pending.stop)
+
+
+def keep_only_if_needed() -> None:
+    """Once Prefect is imported: an API configured in a profile or a settings file is the
+    one the flows use, so the server started before it could be read is stopped."""
+    global _pending
+    if _pending is not None and configured_api_url():
+        _pending.stop()
+        _pending = None
 
 
 @contextlib.contextmanager

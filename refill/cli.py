@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import importlib.metadata
 import os
 import shlex
@@ -24,7 +25,32 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2."""
+    """argparse, but a usage error is one line and exit status 2.
+
+    `arguments_from` names a module whose `add_arguments` adds a command's arguments when
+    that command is parsed or its help shown, not before: a flow command does not import
+    the warehouse (DuckDB, dbt's runner) for another command's options."""
+
+    def __init__(self, *args, arguments_from: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._arguments_from = arguments_from
+
+    def _add_the_arguments(self) -> None:
+        if self._arguments_from is not None:
+            module, self._arguments_from = self._arguments_from, None
+            importlib.import_module(module).add_arguments(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._add_the_arguments()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_the_arguments()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_the_arguments()
+        return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"refill: error: {message} (see `{self.prog} --help`)\n")
@@ -87,15 +113,28 @@ def _command_line() -> str:
     return shlex.join(["refill", *sys.argv[1:]])
 
 
+def _start_the_server() -> None:
+    """Start the temporary Prefect server in the background as soon as the command's own
+    input is valid, before Prefect, dbt and the flows are imported (seconds): the server
+    starts while they import and the dbt project parses, and the command waits for the
+    longer of the two, not for the server after them. A signal from here until the
+    command arms its handlers still ends it at once, the server stopped with it."""
+    from flows import prefect_server
+
+    prefect_server.start_in_background()
+
+
 def _start_flow_command(select: str | None = None) -> None:
-    """What a flow command does once its options are valid: arm Ctrl-C and SIGTERM, start
-    the temporary Prefect server in the background, and meanwhile parse the dbt project
-    (and resolve --select), so a typo is reported without waiting for the server."""
+    """What a flow command does once its options are valid: start the temporary Prefect
+    server in the background (if not started yet), arm Ctrl-C and SIGTERM, and meanwhile
+    parse the dbt project (and resolve --select), so a typo is reported without waiting
+    for the server."""
     from flows import prefect_server, signals
     from refill.warehouse.dbt_runner import shared_project
 
+    _start_the_server()
+    prefect_server.keep_only_if_needed()
     signals.arm()
-    prefect_server.start_in_background()
     project = shared_project()
     if select:
         project.resolve_selection(select)
@@ -125,16 +164,17 @@ def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace)
 
 
 def cmd_daily(args: argparse.Namespace) -> int:
-    from flows.daily import daily
-    from flows.tasks import run_flow
-    from flows.terminal import show_failures_once
-
     day = (
         planning.parse_day("date", args.date)
         if args.date
         else datetime.now(UTC).date() - timedelta(days=1)
     )
     print(f"refill daily: building logical date {day} (wait for the file up to {args.wait:g}s)")
+    _start_the_server()
+    from flows.daily import daily
+    from flows.tasks import run_flow
+    from flows.terminal import show_failures_once
+
     _start_flow_command()
     show_failures_once()
     report = run_flow(
@@ -159,6 +199,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     planning.validate_options(
         args.order, args.chunk_days, args.max_concurrency, args.on_missing, args.chunk_lines
     )
+    _start_the_server()
     from flows.backfill import backfill
     from flows.tasks import run_flow
     from flows.terminal import show_failures_once
@@ -229,6 +270,7 @@ def cmd_gaps(args: argparse.Namespace) -> int:
     found = EXIT_FAILURE if report.days_to_fix else EXIT_OK
     if not args.fix or not report.days_to_fix:
         return found
+    _start_the_server()
     from flows.backfill import backfill
     from flows.tasks import run_flow
     from flows.terminal import show_failures_once
@@ -260,8 +302,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     folder = prepare_folder(args.folder)  # refuses a folder the demo did not make
     use_folder(folder)
+    _start_the_server()
     _start_flow_command()
     return run_demo(folder)
+
+
+def _main_of(module: str):
+    def handler(args: argparse.Namespace) -> int:
+        return importlib.import_module(module).main(args)
+
+    return handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -400,17 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
             retry_options(command, settings.BACKFILL_LOCK_WAIT_SECONDS)  # --fix runs a backfill
         command.set_defaults(handler=handler)
 
-    from refill import cutover
-
-    cut = commands.add_parser("cutover", help="switch a versioned model's readers to a version")
-    cutover.add_arguments(cut)
-    cut.set_defaults(handler=cutover.main)
-
-    from refill.views import board
-
-    pictured = commands.add_parser("board", help="the partition board: an HTML page of the days")
-    board.add_arguments(pictured)
-    pictured.set_defaults(handler=board.main)
+    for name, module, text in (
+        ("cutover", "refill.cutover", "switch a versioned model's readers to a version"),
+        ("board", "refill.views.board", "the partition board: an HTML page of the days"),
+    ):
+        command = commands.add_parser(name, help=text, arguments_from=module)
+        command.set_defaults(handler=_main_of(module))
 
     demo = commands.add_parser("demo", help="a week of daily runs, a late file, a backfill")
     demo.add_argument(

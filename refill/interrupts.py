@@ -69,6 +69,9 @@ def stop_at_once_until_armed() -> None:
 
 def _stop_before_the_run(signum: int, frame) -> None:
     name = signal.Signals(signum).name
+    for cleanup in reversed(_state.on_exit):  # the temporary server, if it was launched
+        with contextlib.suppress(Exception):
+            cleanup()
     os.write(2, f"refill: {name} before the run started: stopped, nothing was done\n".encode())
     os._exit(EXIT_CODE)
 

@@ -337,3 +337,52 @@ def test_a_signal_during_pythons_teardown_exits_with_the_commands_own_status():
     # THEN the process exits with the command's status, not the signal's
     assert "--end 2026-01-01 is before --start 2026-01-02" in child.stderr
     assert child.returncode == 2, child.stdout + child.stderr
+
+
+def _server_processes_of(parent_pid: int) -> list[int]:
+    """The temporary Prefect servers a `refill` process launched (their command line holds
+    the parent's pid: `-m flows.prefect_server PARENT PORT`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"flows.prefect_server" in words and str(parent_pid).encode() in words:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+def test_a_signal_after_the_server_launched_and_before_the_run_stops_the_server(tmp_path):
+    # GIVEN a command whose temporary server was launched (before its heavy imports), the
+    # command still importing, its safe-point handlers not yet armed
+    environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    environment.update(
+        REFILL_LANDING=str(tmp_path / "landing"),
+        REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "refill", "daily", "--date", "2026-01-01"],
+        cwd=PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not _server_processes_of(child.pid):
+        assert child.poll() is None and time.monotonic() < deadline, "no server launched"
+        time.sleep(0.05)
+
+    # WHEN the signal comes
+    child.send_signal(signal.SIGTERM)
+    output, _ = child.communicate(timeout=60)
+
+    # THEN the command ends with 130 before the run, and its server is already gone (not
+    # left to notice its parent's exit a second later)
+    assert child.returncode == 130, output
+    assert "refill: SIGTERM before the run started" in output
+    assert _server_processes_of(child.pid) == []
