@@ -55,6 +55,7 @@ _LANDING_ROOT_FORBIDDEN = re.compile(r"[*?\[\]{}\\\x00-\x1f\x7f]")
 # granularity (a rewrite of the same size in the same tick keeps its mtime): it is read
 # again on every call until it is older than this, as git treats "racily clean" files.
 SETTLED_NS = 2_000_000_000
+SUMMARY_BLOCK_BYTES = 1 << 20  # a part file is counted and hashed a block at a time
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,12 @@ class DayReadiness:
 
 def count_lines(data: bytes) -> int:
     """Lines as the manifest counts them: a final line without a newline still counts."""
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    return _line_count(data.count(b"\n"), data[-1:])
+
+
+def _line_count(newlines: int, last_byte: bytes) -> int:
+    """The manifest's line count from a file's newlines and its last byte (b"" when empty)."""
+    return newlines + (0 if last_byte in (b"", b"\n") else 1)
 
 
 def day_folder(landing_root: Path, dataset: str, day: date) -> Path:
@@ -217,18 +221,28 @@ def part_summary(path: Path) -> PartSummary:
     """The part file's summary, read once per identity (path, size, mtime, ctime, inode)."""
     stat = path.stat()
     if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < SETTLED_NS:
-        return _summarize(path.read_bytes())
+        return _summarize(path)
     identity = (os.fspath(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
     return _settled_part_summary(identity)
 
 
 @functools.lru_cache(maxsize=100_000)
 def _settled_part_summary(identity: tuple) -> PartSummary:
-    return _summarize(Path(identity[0]).read_bytes())
+    return _summarize(Path(identity[0]))
 
 
-def _summarize(content: bytes) -> PartSummary:
-    return PartSummary(count_lines(content), hashlib.sha256(content).digest())
+def _summarize(path: Path) -> PartSummary:
+    """count_lines and sha256 of the file's bytes, read in fixed-size blocks: a part file
+    of any size costs the same memory (a day cannot be split, so its files can be large)."""
+    digest = hashlib.sha256()
+    newlines = 0
+    last_byte = b""
+    with path.open("rb") as stream:
+        while block := stream.read(SUMMARY_BLOCK_BYTES):
+            digest.update(block)
+            newlines += block.count(b"\n")
+            last_byte = block[-1:]
+    return PartSummary(_line_count(newlines, last_byte), digest.digest())
 
 
 def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:

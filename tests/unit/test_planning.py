@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from datetime import date, timedelta
@@ -189,6 +190,19 @@ def test_a_line_without_a_final_newline_still_counts():
     assert readiness.count_lines(b"a\nb\n") == 2
     assert readiness.count_lines(b"a\nb") == 2
     assert readiness.count_lines(b"a\n\nb\n") == 3
+
+
+def test_a_part_file_is_summarized_a_block_at_a_time_as_if_read_whole(tmp_path, monkeypatch):
+    # GIVEN part files whose lines and final newline fall on either side of a block's end
+    monkeypatch.setattr(readiness, "SUMMARY_BLOCK_BYTES", 4)
+    for content in (b"", b"abc\n", b"abcd", b"abc\nd", b"a\n\nb\n\n", b"abcdefgh\n\xff\r\n1"):
+        part = tmp_path / "part-0.jsonl"
+        part.write_bytes(content)
+        # WHEN it is summarized block by block
+        summary = readiness._summarize(part)
+        # THEN its lines and hash are those of the whole file's bytes
+        assert summary.lines == readiness.count_lines(content)
+        assert summary.sha256 == hashlib.sha256(content).digest()
 
 
 def test_a_reexport_changes_the_fingerprint(tmp_path):
