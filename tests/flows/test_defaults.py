@@ -89,6 +89,9 @@ def test_the_flows_defaults_are_the_settings():
 def _command_defaults(command: str) -> dict:
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
+    # as `refill <command> --help` shows them: board's and cutover's options are added only
+    # when their command is parsed or its help shown (refill/cli.py, OneLineParser)
+    commands[command].format_help()
     return {action.dest: action.default for action in commands[command]._actions}
 
 
