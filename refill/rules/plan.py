@@ -82,7 +82,7 @@ def make_plan(
 ) -> BackfillPlan:
     """The plan of a backfill of `window` over `models`.
 
-    states: each day's state (planning.day_state); landed_lines: the lines its manifest
+    states: each day's state (planning.day_verdict); landed_lines: the lines its manifest
     lists (chunks close at options.chunk_lines); published_totals: payments and USD now
     published per day, shown for the days the plan restates.
 

@@ -177,26 +177,6 @@ def day_verdict(
     return DayVerdict(DayState.PUBLISHED)
 
 
-def day_state(
-    *,
-    is_ready: bool,
-    published: dict[str, tuple[str, str | None]],
-    models: Sequence[str],
-    current_code_versions: dict[str, str],
-    source_fingerprint: str | None,
-    last_attempt_failed: bool,
-) -> DayState:
-    """The state alone of `day_verdict` (for callers that need no reason)."""
-    return day_verdict(
-        is_ready=is_ready,
-        published=published,
-        models=models,
-        current_code_versions=current_code_versions,
-        source_fingerprint=source_fingerprint,
-        last_attempt_failed=last_attempt_failed,
-    ).state
-
-
 def days_to_build(states: dict[date, DayState], restate: bool) -> list[date]:
     """Missing, failed and stale days; published ones too when restating."""
     wanted = set(NEEDS_WORK) | ({DayState.PUBLISHED} if restate else set())

@@ -106,7 +106,7 @@ FACTS = {
 
 
 def state(**overrides) -> DayState:
-    return planning.day_state(**{**FACTS, **overrides})
+    return planning.day_verdict(**{**FACTS, **overrides}).state
 
 
 def verdict(**overrides) -> planning.DayVerdict:
