@@ -56,6 +56,7 @@ class BackfillReport:
     seconds: float = 0.0
     chunk_seconds: list[float] = field(default_factory=list)
     order_built: list[Chunk] = field(default_factory=list)
+    preview: object = None  # flows.preview.PreviewOutcome of --preview / --from-preview
 
     @property
     def success(self) -> bool:
@@ -260,7 +261,7 @@ def backfill(
     chunk_lines: int = settings.CHUNK_LINES,
     max_concurrency: int = 1,
     restate: bool = False,
-    confirm: bool = False,
+    confirm: bool | str = False,
     dry_run: bool = False,
     on_missing: str = settings.ON_MISSING,
     select: str | None = None,
@@ -271,6 +272,9 @@ def backfill(
     lock_wait_seconds: float = settings.BACKFILL_LOCK_WAIT_SECONDS,
     only_days: list[date] | None = None,
     command_line: str = "refill backfill (deployment)",
+    preview: bool = False,
+    expect_change: str | None = None,
+    report_dir: str | None = None,
 ) -> BackfillReport:
     """Rebuild a range of days in chunks. `start` and `end` are required (no default range).
 
@@ -278,6 +282,10 @@ def backfill(
     reads them in groups: the plan's options (order, chunk_days, chunk_lines, restate,
     on_missing, only_days), the retries (retries, retry_delay_seconds), the wait for late
     days (wait_for_late_seconds, poll_seconds), and the sign-offs (confirm, dry_run).
+
+    A restatement preview (flows/preview.py): `preview` builds the plan's chunks and keeps
+    them unpublished (with `expect_change`, `report_dir` for its report); `confirm` naming
+    a preview id (`--from-preview ID` on the command line) publishes what it kept.
     """
     logger = get_run_logger()
     clock = time.monotonic()
@@ -303,6 +311,8 @@ def backfill(
     if dry_run:
         logger.info("dry run: nothing written")
         return report
+    if preview or isinstance(confirm, str):
+        return _preview_path(project, plan, selection, report, locals())
     if not confirm:
         refuse_unsigned_restatement(plan)
     if not plan.chunks and not plan.deferred:
@@ -382,6 +392,40 @@ def backfill(
             raise _backfill_failed(message, report)
         account.close("succeeded", message)
     logger.info(message)
+    return report
+
+
+def _preview_path(project, plan, selection, report: BackfillReport, asked: dict):
+    """`--preview` and `--from-preview ID` (a `confirm` naming a preview): flows/preview.py."""
+    from flows import preview
+
+    parameters = {
+        name: asked[name]
+        for name in ("start", "end", "order", "chunk_days", "chunk_lines", "restate", "select")
+    }
+    if isinstance(asked["confirm"], str):
+        outcome = preview.publish_from_preview(
+            project,
+            asked["confirm"],
+            plan.window,
+            parameters,
+            command_line=asked["command_line"],
+            lock_wait_seconds=asked["lock_wait_seconds"],
+        )
+        report.published = outcome.published_days
+    else:
+        outcome = preview.run_preview(
+            project,
+            plan,
+            selection,
+            parameters,
+            expect_change=asked["expect_change"],
+            report_dir=asked["report_dir"],
+            command_line=asked["command_line"],
+            lock_wait_seconds=asked["lock_wait_seconds"],
+        )
+    report.preview = outcome
+    report.seconds = outcome.seconds
     return report
 
 

@@ -18,95 +18,20 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 from refill import interrupts, settings
-from refill.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RefillError
+from refill.cli_options import (
+    DefaultsShown,
+    OneLineParser,
+    chunk_options,
+    day_type,
+    preview_options,
+    retry_options,
+    version_line,
+)
+from refill.cli_preview import preview_sign_off, print_preview
+from refill.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, RefillError
 from refill.rules import planning
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2.
-
-    `arguments_from` names a module whose `add_arguments` adds a command's arguments when
-    that command is parsed or its help shown, not before: a flow command does not import
-    the warehouse (DuckDB, dbt's runner) for another command's options."""
-
-    def __init__(self, *args, arguments_from: str | None = None, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._arguments_from = arguments_from
-
-    def _add_the_arguments(self) -> None:
-        if self._arguments_from is not None:
-            module, self._arguments_from = self._arguments_from, None
-            importlib.import_module(module).add_arguments(self)
-
-    def parse_known_args(self, args=None, namespace=None):
-        self._add_the_arguments()
-        return super().parse_known_args(args, namespace)
-
-    def format_usage(self) -> str:
-        self._add_the_arguments()
-        return super().format_usage()
-
-    def format_help(self) -> str:
-        self._add_the_arguments()
-        return super().format_help()
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"refill: error: {message} (see `{self.prog} --help`)\n")
-
-
-class DefaultsShown(argparse.HelpFormatter):
-    """`--help` shows each option's default, unless its help already says it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        default = action.default
-        if (
-            default is None
-            or default is False
-            or default == argparse.SUPPRESS
-            or "default" in text
-            or f"({default})" in text
-            or not action.option_strings
-        ):
-            return text
-        shown = ",".join(f"{v:g}" for v in default) if isinstance(default, list) else default
-        if isinstance(default, float):
-            shown = f"{default:g}"
-        return f"{text} (default: {shown})".strip()
-
-
-def version_line() -> str:
-    def of(package: str) -> str:
-        try:
-            return importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
-
-    return (
-        f"refill {of('refill')} (dbt-core {of('dbt-core')}, dbt-duckdb {of('dbt-duckdb')}, "
-        f"prefect {of('prefect')})"
-    )
-
-
-def _delays(raw: str) -> list[float]:
-    try:
-        return [float(part) for part in raw.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{raw!r} is not a comma-separated list of seconds"
-        ) from None
-
-
-def _day(name: str):
-    def parse(raw: str):
-        try:
-            return planning.parse_day(name, raw)
-        except RefillError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parse
 
 
 def _command_line() -> str:
@@ -211,9 +136,10 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
     )
+    confirm = preview_sign_off(args)
     _start_flow_command(args.select)
     show_failures_once()
-    if not args.yes and not args.dry_run:
+    if not args.yes and not args.dry_run and not args.preview:
         _refuse_before_the_run(window, args)
     report = run_flow(
         backfill,
@@ -224,7 +150,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         chunk_lines=args.chunk_lines,
         max_concurrency=args.max_concurrency,
         restate=args.restate,
-        confirm=args.yes,
+        confirm=confirm,
         dry_run=args.dry_run,
         on_missing=args.on_missing,
         select=args.select,
@@ -234,10 +160,15 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         poll_seconds=args.poll,
         lock_wait_seconds=args.lock_wait,
         command_line=_command_line(),
+        preview=args.preview,
+        expect_change=args.expect_change,
+        report_dir=args.report_dir,
     )
     if args.dry_run:
         print("\n".join(report.plan.describe()))
         print("refill backfill: dry run, nothing written")
+    elif report.preview is not None:
+        print_preview(report.preview)
     else:
         print(f"refill backfill: {report.summary()}")
     return EXIT_OK
@@ -277,7 +208,10 @@ def cmd_gaps(args: argparse.Namespace) -> int:
 
     days = report.days_to_fix
     _start_flow_command()
-    print(f"refill gaps --fix: rebuilding {len(days)} day(s) newest-first")
+    print(
+        f"refill gaps --fix: rebuilding {len(days)} day(s) newest-first"
+        + (", as a preview (nothing published)" if args.preview else "")
+    )
     show_failures_once()
     result = run_flow(
         backfill,
@@ -292,7 +226,11 @@ def cmd_gaps(args: argparse.Namespace) -> int:
         retry_delay_seconds=args.retry_delay,
         lock_wait_seconds=args.lock_wait,
         command_line=_command_line(),
+        preview=args.preview,
     )
+    if result.preview is not None:
+        print_preview(result.preview)
+        return EXIT_OK
     print(f"refill gaps --fix: {result.summary()}")
     return EXIT_OK
 
@@ -328,41 +266,6 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         parser_class=functools.partial(OneLineParser, formatter_class=DefaultsShown),
     )
-
-    def chunk_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument(
-            "--chunk-days",
-            type=int,
-            default=settings.CHUNK_DAYS,
-            help="at most this many days per dbt invocation",
-        )
-        command.add_argument(
-            "--chunk-lines",
-            type=int,
-            default=settings.CHUNK_LINES,
-            help="at most this many landed lines per chunk, 0: no limit",
-        )
-
-    def retry_options(command: argparse.ArgumentParser, lock_wait_seconds: float) -> None:
-        command.add_argument(
-            "--retries",
-            type=int,
-            default=settings.RETRIES,
-            help="attempts per chunk; only a transient failure (the warehouse busy, an I/O "
-            "error) is retried, a deterministic one fails at once",
-        )
-        command.add_argument(
-            "--retry-delay",
-            type=_delays,
-            default=list(settings.RETRY_DELAY_SECONDS),
-            help="seconds between attempts, comma-separated",
-        )
-        command.add_argument(
-            "--lock-wait",
-            type=float,
-            default=lock_wait_seconds,
-            help="seconds to wait for the warehouse",
-        )
 
     daily = commands.add_parser("daily", help="build one logical date")
     daily.add_argument("--date", help="logical date YYYY-MM-DD (default: yesterday, UTC)")
@@ -404,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     backfill.add_argument("--yes", action="store_true", help="sign off restating published days")
     backfill.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    preview_options(backfill)
     backfill.add_argument(
         "--on-missing",
         default=settings.ON_MISSING,
@@ -433,13 +337,18 @@ def build_parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=text)
         command.add_argument(
             "--start",
-            type=_day("start"),
+            type=day_type("start"),
             help=f"first day, YYYY-MM-DD (default: {settings.STATUS_DAYS} days before --end)",
         )
-        command.add_argument("--end", type=_day("end"), help="last day (default: yesterday)")
+        command.add_argument("--end", type=day_type("end"), help="last day (default: yesterday)")
         if name == "gaps":
             command.add_argument("--fix", action="store_true", help="backfill them, newest-first")
             command.add_argument("--yes", action="store_true", help="sign off restating")
+            command.add_argument(
+                "--preview",
+                action="store_true",
+                help="build the fixes and keep them unpublished: a report of old vs new",
+            )
             command.add_argument(
                 "--min-hole-hours",
                 type=int,

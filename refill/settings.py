@@ -61,6 +61,14 @@ CHUNK_LINES = 500_000
 BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
 ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
 
+# A restatement preview (`backfill --preview`) is kept this long for `--from-preview ID`;
+# then it is refused and dropped: a week covers a sign-off over a weekend, and the kept
+# chunks cost as much space as the days they restate.
+PREVIEW_KEEP_DAYS = 7
+# Where a preview's report (report.json, .md, .html) is saved, one folder per preview id
+# ($REFILL_PREVIEWS, or --report-dir).
+DEFAULT_PREVIEW_REPORTS = "previews"
+
 # -- views ---------------------------------------------------------------------------------
 STATUS_DAYS = 14  # `refill status` and `gaps` without --start: the last two weeks
 MIN_HOLE_HOURS = 3  # hours without events inside a landed day that count as a hole
@@ -91,6 +99,12 @@ def landing_root() -> Path:
 def warehouse_path() -> Path:
     """The DuckDB warehouse file ($REFILL_WAREHOUSE)."""
     return _resolve(os.environ.get("REFILL_WAREHOUSE", DEFAULT_WAREHOUSE))
+
+
+def preview_report_dir(override: str | None = None) -> Path:
+    """Where preview reports are saved: --report-dir, else $REFILL_PREVIEWS, else
+    `previews/` in the project."""
+    return _resolve(override or os.environ.get("REFILL_PREVIEWS", DEFAULT_PREVIEW_REPORTS))
 
 
 def _resolve(raw: str) -> Path:

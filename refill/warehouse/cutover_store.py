@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from refill.errors import RefillError
 from refill.rules.cutover import LARGEST_CHANGES, Change, CutoverReport, KeyTotals, VersionedModel
-from refill.warehouse import ops
+from refill.warehouse import diff, ops
 from refill.warehouse.engine import ENGINE_ERRORS, Connection, Warehouse
 from refill.warehouse.locking import WarehouseOpenElsewhere
 
@@ -63,30 +63,19 @@ def published_days(connection: Connection, relation_name: str) -> list[date]:
 
 
 def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str) -> str:
-    """One row per day and key in either version, with each measure before and after.
+    """One row per day and key in either version, with each measure before and after
+    (the one diff engine, refill.warehouse.diff, which a restatement preview uses too).
 
     A row present in one version only compares against zero.
     """
-    part, key = spec.partition_column, spec.key_column
-    sums = ", ".join(f"sum({m}) as {m}" for m in spec.measures)
-    pairs = ",\n        ".join(
-        f"coalesce(before.{m}, 0) as before_{m}, coalesce(after.{m}, 0) as after_{m}"
-        for m in spec.measures
+    sql, _ = diff.paired_sql(
+        from_relation,
+        to_relation,
+        spec.partition_column,
+        spec.key_column,
+        {m: f"sum({diff.quoted(m)})" for m in spec.measures},
     )
-    return f"""
-    with before as (
-        select {part} as day, {key} as key, {sums} from {from_relation} group by 1, 2
-    ),
-    after as (
-        select {part} as day, {key} as key, {sums} from {to_relation} group by 1, 2
-    )
-    select
-        coalesce(before.day, after.day) as day,
-        coalesce(before.key, after.key) as key,
-        {pairs}
-    from before
-    full outer join after on before.day = after.day and before.key = after.key
-    """
+    return sql
 
 
 def unreconciled(

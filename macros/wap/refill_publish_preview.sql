@@ -1,0 +1,43 @@
+{% macro refill_publish_preview(preview_id) %}
+    {#--
+        `dbt run-operation refill_publish_preview` with a chunk's window (vars start_date,
+        end_date, refill_run_id): publish the chunk a preview kept, without building any
+        model. Each kept model's rows and ledger rows of the window become its shadows again
+        (the ledger rows take the publishing run's id and time: the run that published
+        them), its staged statements too, and refill_publish_nodes publishes them: the same
+        transaction as a build's on-run-end. refill.warehouse.preview_store checked first
+        that nothing the preview depends on changed.
+    --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set window = refill_window() -%}
+    {%- set chunk = [] -%}
+    {%- for node in graph.nodes.values() | sort(attribute='unique_id')
+        if node.resource_type == 'model' and node.config.materialized == 'partitioned' -%}
+        {%- set target = refill_node_relation(node) -%}
+        {%- set kept = refill_preview_relation(preview_id, target) -%}
+        {%- if load_relation(kept) is not none -%}
+            {%- set kept_statements = refill_preview_relation(preview_id, target, '__on_publish') -%}
+            {%- call statement('refill_unkeep_' ~ node.name) -%}
+                create schema if not exists wap;
+                create or replace table {{ refill_shadow_relation(target) }} as
+                select * from {{ kept }} where {{ refill_window_predicate(node.config.partition_column) }};
+                create or replace table {{ refill_shadow_relation(target, '__ledger') }} as
+                select * replace (
+                    {{ refill_string_literal(refill_run_id()) }} as run_id,
+                    {{ refill_run_started_at() }} as published_at
+                )
+                from {{ refill_preview_relation(preview_id, target, '__ledger') }}
+                where {{ refill_window_predicate('partition_date') }};
+                create or replace table {{ refill_shadow_relation(target, '__on_publish') }} as
+                select distinct statement from {{ kept_statements }}
+                where window_start = date '{{ window.start_date }}' and window_end = date '{{ window.end_date }}';
+            {%- endcall -%}
+            {%- do chunk.append(node) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if chunk | length == 0 -%}
+        {{ exceptions.raise_compiler_error("refill preview: " ~ preview_id ~ " keeps no rows; nothing published") }}
+    {%- endif -%}
+    {%- do adapter.commit() -%}
+    {%- do adapter.execute(refill_publish_nodes(chunk), auto_begin=False, fetch=False) -%}
+{% endmacro %}

@@ -1,0 +1,213 @@
+"""A restatement preview's decisions, without I/O: its id, its record, whether it may still
+be published (nothing it depends on changed), and its report (per day and model old vs
+new, per market, the summary, the days that changed outside --expect-change).
+
+The preview itself (`refill backfill ... --preview`) writes and audits every chunk as a
+real run does and keeps it under the preview's id instead of publishing it
+(macros/wap/refill_keep_preview.sql); `--from-preview ID` publishes what was kept
+(flows/preview.py) iff `what_changed` finds nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+
+from refill.errors import RefillError
+from refill.rules import planning
+
+# `p` and 12 lowercase hex digits: it becomes part of relation names (schema `preview`),
+# so it is checked here and in macros/wap/refill_preview_id.sql, never pasted unchecked.
+PREVIEW_ID = re.compile(r"p[0-9a-f]{12}")
+LARGEST_CHANGES = 10  # the summary's largest changes (day, model, market)
+
+
+def new_preview_id() -> str:
+    return "p" + secrets.token_hex(6)
+
+
+def checked_preview_id(raw: str) -> str:
+    if not PREVIEW_ID.fullmatch(raw or ""):
+        raise RefillError(
+            f"{raw!r} is not a preview id (p and 12 hex digits, as `--preview` printed it)"
+        )
+    return raw
+
+
+def parse_expected_range(raw: str | None) -> planning.DateRange | None:
+    """--expect-change START..END (inclusive), or None when not given."""
+    if not raw:
+        return None
+    start, separator, end = raw.partition("..")
+    if not separator:
+        raise RefillError(f"--expect-change {raw!r}: give START..END, e.g. 2025-01-01..2025-06-30")
+    return planning.parse_range(start.strip(), end.strip())
+
+
+# What a day of a model was, published, when the preview ran: (run_id, code_version), or
+# None when it was not published. Keyed "model|YYYY-MM-DD" (JSON keys are strings).
+PublishedState = dict[str, list[str] | None]
+
+
+def state_key(model: str, day: date) -> str:
+    return f"{model}|{day.isoformat()}"
+
+
+@dataclass(frozen=True)
+class PreviewRecord:
+    """What a preview kept, and what it depends on (ops.refill_previews)."""
+
+    preview_id: str
+    run_id: str
+    created_at: datetime
+    expires_at: datetime
+    start: date
+    end: date
+    models: list[str]
+    chunks: list[tuple[date, date]]  # the plan's chunks, in the order they were built
+    code_versions: dict[str, str]  # model -> the code version it was computed with
+    fingerprints: dict[str, str]  # "model|day" -> the source fingerprint it was built from
+    published: PublishedState  # "model|day" -> the published state at preview time
+    select: str | None = None
+
+
+def what_changed(
+    record: PreviewRecord,
+    *,
+    now: datetime,
+    code_versions: Mapping[str, str],
+    current_fingerprints: Mapping[date, set[str]],
+    published: PublishedState,
+) -> str | None:
+    """None when the preview may be published as kept; else one line naming what changed
+    (the day and model where it is about one). Checked in this order: expiry, code,
+    the landing (a re-export), the published state (a run published one of its days)."""
+    if now >= record.expires_at:
+        return f"preview {record.preview_id} expired at {record.expires_at:%Y-%m-%d %H:%M} UTC"
+    for model in record.models:
+        kept, current = record.code_versions.get(model), code_versions.get(model)
+        if kept != current:
+            return (
+                f"the code of {model} changed since preview {record.preview_id} "
+                f"(code version {kept} then, {current} now)"
+            )
+    for key, fingerprint in sorted(record.fingerprints.items()):
+        model, day = key.split("|")
+        if fingerprint not in current_fingerprints.get(date.fromisoformat(day), set()):
+            return (
+                f"day {day} was re-exported since preview {record.preview_id} "
+                f"(its landing fingerprint is not the one {model} was computed from)"
+            )
+    for key in sorted(set(record.published) | set(published)):
+        then, now_state = record.published.get(key), published.get(key)
+        if then != now_state:
+            model, day = key.split("|")
+            who = f"run {now_state[0]}" if now_state else "a run that removed it"
+            return (
+                f"day {day} of {model} was published by {who} since preview "
+                f"{record.preview_id} (it was {then[0] if then else 'not published'} then)"
+            )
+    return None
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One day of one model (and market, for a keyed model: key "" for the whole model):
+    published now vs kept by the preview."""
+
+    day: date
+    model: str
+    key: str
+    old_rows: int
+    new_rows: int
+    old_amount: Decimal
+    new_amount: Decimal
+
+    @property
+    def amount_change(self) -> Decimal:
+        return self.new_amount - self.old_amount
+
+    @property
+    def changed(self) -> bool:
+        return self.old_rows != self.new_rows or self.old_amount != self.new_amount
+
+
+@dataclass
+class PreviewReport:
+    preview_id: str
+    start: date
+    end: date
+    amount_label: str  # what the amount is, e.g. "amount_usd (USD)"
+    days: list[Change] = field(default_factory=list)  # per day and model
+    markets: list[Change] = field(default_factory=list)  # per day, model and market
+    expected: planning.DateRange | None = None
+    facts_model: str = ""  # the primary dataset's facts: the page's row per day
+
+    @property
+    def days_changed(self) -> list[date]:
+        return sorted({c.day for c in self.days if c.changed})
+
+    @property
+    def days_unchanged(self) -> list[date]:
+        changed = set(self.days_changed)
+        return sorted({c.day for c in self.days} - changed)
+
+    @property
+    def unexpected(self) -> list[date]:
+        """Days that change outside --expect-change (none when it was not given)."""
+        if self.expected is None:
+            return []
+        window = self.expected
+        return [day for day in self.days_changed if not window.start <= day <= window.end]
+
+    def largest(self) -> list[Change]:
+        changes = [c for c in self.markets or self.days if c.changed]
+        changes.sort(key=lambda c: (-abs(c.amount_change), c.day, c.model, c.key))
+        return changes[:LARGEST_CHANGES]
+
+    def totals_by_market_and_month(self) -> list[tuple[str, str, Decimal, Decimal]]:
+        """(month YYYY-MM, market, old, new) summed over the revenue marts' first model
+        (one model, so a total is not counted once per version)."""
+        if not self.markets:
+            return []
+        model = sorted({c.model for c in self.markets})[0]
+        sums: dict[tuple[str, str], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
+        for c in self.markets:
+            if c.model == model:
+                pair = sums[(c.day.strftime("%Y-%m"), c.key)]
+                pair[0] += c.old_amount
+                pair[1] += c.new_amount
+        return [(month, key, old, new) for (month, key), (old, new) in sorted(sums.items())]
+
+    def as_json(self) -> dict:
+        def rows(changes: Iterable[Change]) -> list[dict]:
+            return [
+                {**asdict(c), "day": c.day.isoformat(), "amount_change": c.amount_change}
+                for c in changes
+            ]
+
+        return {
+            "preview_id": self.preview_id,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "amount": self.amount_label,
+            "expected": str(self.expected) if self.expected else None,
+            "days_changed": [d.isoformat() for d in self.days_changed],
+            "days_unchanged": [d.isoformat() for d in self.days_unchanged],
+            "unexpected": [d.isoformat() for d in self.unexpected],
+            "days": rows(self.days),
+            "markets": rows(self.markets),
+            "largest": rows(self.largest()),
+            "by_market_and_month": [
+                {"month": m, "market": k, "old": old, "new": new, "change": new - old}
+                for m, k, old, new in self.totals_by_market_and_month()
+            ],
+        }

@@ -1,0 +1,277 @@
+"""A restatement preview's SQL: its record (ops.refill_previews), what it kept (schema
+`preview`, written by macros/wap/refill_keep_preview.sql), the published state it depends
+on, its report against the published relations (the one diff engine, refill.warehouse.diff),
+and dropping it. The decisions are refill.rules.preview's.
+
+The record's table is created here, not in the ops DDL macro: only a preview needs it, and
+a warehouse that never previewed has none.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from decimal import Decimal
+
+from refill.rules.catalog import Catalog
+from refill.rules.preview import (
+    Change,
+    PreviewRecord,
+    PreviewReport,
+    PublishedState,
+    checked_preview_id,
+    state_key,
+)
+from refill.warehouse import diff, ops
+
+PREVIEW_SCHEMA = "preview"
+SUFFIXES = ("__ledger", "__on_publish")
+
+CREATE_RECORDS = """
+create table if not exists ops.refill_previews (
+    preview_id varchar not null,
+    run_id varchar not null,
+    created_at timestamp not null,
+    expires_at timestamp not null,
+    window_start date not null,
+    window_end date not null,
+    select_models varchar,
+    record json not null,
+    report json
+)
+"""
+
+
+def kept_relations(connection, preview_id: str) -> dict[str, str]:
+    """relation name (the ledger's model_name) -> the preview's table of its kept rows."""
+    prefix = checked_preview_id(preview_id) + "__"
+    rows = connection.execute(
+        "select table_name from information_schema.tables where table_schema = ? "
+        "and starts_with(table_name, ?) order by 1",
+        [PREVIEW_SCHEMA, prefix],
+    ).fetchall()
+    kept = {}
+    for (table,) in rows:
+        if table.endswith(SUFFIXES):
+            continue
+        # <id>__<schema>__<identifier>
+        identifier = table[len(prefix) :].split("__", 1)[1]
+        kept[identifier] = f"{PREVIEW_SCHEMA}.{diff.quoted(table)}"
+    return kept
+
+
+def _kept_ledger(relation: str) -> str:
+    return relation[:-1] + '__ledger"'
+
+
+def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int]]:
+    """(model, day, code_version, source_fingerprint, rows_written) the preview computed."""
+    rows = []
+    for model, relation in kept_relations(connection, preview_id).items():
+        rows += connection.execute(
+            "select model_name, partition_date, code_version, source_fingerprint, rows_written "
+            f"from {_kept_ledger(relation)} where model_name = ? order by partition_date",
+            [model],
+        ).fetchall()
+    return rows
+
+
+def read_published_state(connection, models: list[str], start: date, end: date) -> PublishedState:
+    """(run_id, code_version) of each published model-day in the window: what a later run
+    that publishes one of the preview's days changes."""
+    if not ops.has_table(connection, "ops", "partition_ledger") or not models:
+        return {}
+    rows = connection.execute(
+        "select model_name, partition_date, run_id, code_version from ops.partition_ledger "
+        "where status = 'published' and partition_date between ? and ? "
+        "and list_contains(?, model_name)",
+        [start, end, models],
+    ).fetchall()
+    return {state_key(model, day): [run_id, code] for model, day, run_id, code in rows}
+
+
+def save_record(connection, record: PreviewRecord, report: dict) -> None:
+    connection.execute(CREATE_RECORDS)
+    body = {
+        "models": record.models,
+        "chunks": [[s.isoformat(), e.isoformat()] for s, e in record.chunks],
+        "code_versions": record.code_versions,
+        "fingerprints": record.fingerprints,
+        "published": record.published,
+    }
+    connection.execute(
+        "insert into ops.refill_previews values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            record.preview_id,
+            record.run_id,
+            record.created_at,
+            record.expires_at,
+            record.start,
+            record.end,
+            record.select,
+            json.dumps(body),
+            json.dumps(report, default=str),
+        ],
+    )
+
+
+def read_record(connection, preview_id: str) -> PreviewRecord | None:
+    if not ops.has_table(connection, "ops", "refill_previews"):
+        return None
+    row = connection.execute(
+        "select preview_id, run_id, created_at, expires_at, window_start, window_end, "
+        "select_models, record from ops.refill_previews where preview_id = ?",
+        [checked_preview_id(preview_id)],
+    ).fetchone()
+    if row is None:
+        return None
+    body = json.loads(row[7])
+    return PreviewRecord(
+        preview_id=row[0],
+        run_id=row[1],
+        created_at=row[2],
+        expires_at=row[3],
+        start=row[4],
+        end=row[5],
+        select=row[6],
+        models=body["models"],
+        chunks=[(date.fromisoformat(s), date.fromisoformat(e)) for s, e in body["chunks"]],
+        code_versions=body["code_versions"],
+        fingerprints=body["fingerprints"],
+        published=body["published"],
+    )
+
+
+def read_saved_report(connection, preview_id: str) -> dict | None:
+    row = connection.execute(
+        "select report from ops.refill_previews where preview_id = ?",
+        [checked_preview_id(preview_id)],
+    ).fetchone()
+    return json.loads(row[0]) if row and row[0] else None
+
+
+def drop_preview(connection, preview_id: str) -> None:
+    """Every table the preview kept, and its record."""
+    prefix = checked_preview_id(preview_id) + "__"
+    tables = connection.execute(
+        "select table_name from information_schema.tables where table_schema = ? "
+        "and starts_with(table_name, ?)",
+        [PREVIEW_SCHEMA, prefix],
+    ).fetchall()
+    for (table,) in tables:
+        connection.execute(f"drop table if exists {PREVIEW_SCHEMA}.{diff.quoted(table)}")
+    if ops.has_table(connection, "ops", "refill_previews"):
+        connection.execute("delete from ops.refill_previews where preview_id = ?", [preview_id])
+
+
+def expired_previews(connection, now: datetime) -> list[str]:
+    if not ops.has_table(connection, "ops", "refill_previews"):
+        return []
+    rows = connection.execute(
+        "select preview_id from ops.refill_previews where expires_at <= ? order by 1", [now]
+    ).fetchall()
+    return [preview_id for (preview_id,) in rows]
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+def report(connection, catalog: Catalog, preview_id: str, start: date, end: date) -> PreviewReport:
+    """Per day and model, rows and amount published now vs kept; per market for the
+    versioned marts. Rows come from the ledgers (every model has them), amounts from the
+    facts' totals column and the versioned marts' headline measure."""
+    kept = kept_relations(connection, preview_id)
+    amounts: dict[str, tuple[str, str | None, str]] = {}  # model -> (day column, key, measure)
+    for dataset in catalog.datasets:
+        amounts[dataset.facts_model] = (dataset.partition_column, None, dataset.totals_column)
+    for versioned in catalog.versioned:
+        for model in kept:
+            if model.startswith(versioned.name + "_v"):
+                amounts[model] = (versioned.partition_column, None, versioned.measures[0])
+    has_ledger = ops.has_table(connection, "ops", "partition_ledger")
+    result = PreviewReport(preview_id, start, end, amount_label=_amount_label(catalog))
+    result.facts_model = catalog.primary.facts_model
+    for model, relation in sorted(kept.items()):
+        rows_old: dict[date, int] = {}
+        if has_ledger:
+            rows_old = dict(
+                connection.execute(
+                    "select partition_date, rows_written from ops.partition_ledger "
+                    "where model_name = ? and status = 'published' "
+                    "and partition_date between ? and ?",
+                    [model, start, end],
+                ).fetchall()
+            )
+        rows_new = dict(
+            connection.execute(
+                f"select partition_date, rows_written from {_kept_ledger(relation)} "
+                "where model_name = ?",
+                [model],
+            ).fetchall()
+        )
+        old_amounts: dict[date, Decimal] = {}
+        new_amounts: dict[date, Decimal] = {}
+        if model in amounts and ops.has_table(connection, "main", model):
+            column, _, measure = amounts[model]
+            published = f"main.{diff.quoted(model)}"
+            for day, _key, before, after in _paired(
+                connection, published, relation, column, None, measure, start, end
+            ):
+                old_amounts[day], new_amounts[day] = Decimal(before), Decimal(after)
+        elif model in amounts:
+            column, _, measure = amounts[model]
+            for day, total in connection.execute(
+                f"select {diff.quoted(column)}, sum({diff.quoted(measure)}) from {relation} "
+                "group by 1"
+            ).fetchall():
+                new_amounts[day] = Decimal(total or 0)
+        for day in sorted(set(rows_old) | set(rows_new)):
+            result.days.append(
+                Change(
+                    day,
+                    model,
+                    "",
+                    int(rows_old.get(day, 0)),
+                    int(rows_new.get(day, 0)),
+                    old_amounts.get(day, Decimal(0)),
+                    new_amounts.get(day, Decimal(0)),
+                )
+            )
+    for versioned in catalog.versioned:
+        for model, relation in sorted(kept.items()):
+            if not model.startswith(versioned.name + "_v"):
+                continue
+            before = (
+                f"main.{diff.quoted(model)}"
+                if ops.has_table(connection, "main", model)
+                else f"(select * from {relation} where false)"
+            )
+            for day, key, old, new in _paired(
+                connection,
+                before,
+                relation,
+                versioned.partition_column,
+                versioned.key_column,
+                versioned.measures[0],
+                start,
+                end,
+            ):
+                result.markets.append(
+                    Change(day, model, str(key), 0, 0, Decimal(old), Decimal(new))
+                )
+    result.days.sort(key=lambda c: (c.day, c.model))
+    result.markets.sort(key=lambda c: (c.day, c.model, c.key))
+    return result
+
+
+def _paired(connection, before, after, column, key, measure, start, end) -> list[tuple]:
+    sql, parameters = diff.paired_sql(
+        before, after, column, key, {"amount": f"sum({diff.quoted(measure)})"}, (start, end)
+    )
+    return connection.execute(
+        f"select day, key, before_amount, after_amount from ({sql}) order by 1, 2", parameters
+    ).fetchall()
+
+
+def _amount_label(catalog: Catalog) -> str:
+    return f"{catalog.primary.totals_column} (USD)"
