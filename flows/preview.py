@@ -36,7 +36,7 @@ from refill.rules import preview as rules
 from refill.rules.plan import BackfillPlan
 from refill.views import preview_report
 from refill.warehouse import locking, ops, preview_store
-from refill.warehouse.dbt_runner import DbtProject, outcome_of, window_vars
+from refill.warehouse.dbt_runner import DbtProject, window_vars
 
 
 @dataclass
@@ -252,7 +252,7 @@ def publish_from_preview(
                         json.dumps(variables),
                     ]
                 )
-                outcome = outcome_of(result)
+                message = _operation_message(result)
                 with ops.connect(warehouse) as connection:
                     record_attempt(
                         connection,
@@ -263,16 +263,16 @@ def publish_from_preview(
                             start,
                             end,
                             1,
-                            "published" if outcome.success else "failed",
-                            outcome.message,
+                            "published" if result.success else "failed",
+                            message,
                             started,
                             ops.utc_now(),
                         ),
-                        outcome.failed_step,
+                        None if result.success else FailedStep.PUBLISH,
                     )
-            if not outcome.success:
+            if not result.success:
                 raise RefillError(
-                    f"publishing preview {preview_id}: chunk {chunk} failed: {outcome.message}; "
+                    f"publishing preview {preview_id}: chunk {chunk} failed: {message}; "
                     f"the chunks before it are published",
                     failed_step=FailedStep.PUBLISH,
                 )
@@ -284,6 +284,17 @@ def publish_from_preview(
         message = f"backfill {window}: published {len(published)} day(s) from preview {preview_id}"
         account.close("succeeded", message)
     return PreviewOutcome(preview_id, message, [], published, time.monotonic() - clock)
+
+
+def _operation_message(result) -> str:
+    """A run-operation's outcome in one line ('ok', or its error's first line)."""
+    if result.success:
+        return "ok"
+    error = result.exception
+    if error is None:
+        results = getattr(result.result, "results", None) or []
+        error = next((r.message for r in results if getattr(r, "message", None)), "failed")
+    return str(error).strip().splitlines()[0] if str(error).strip() else "failed"
 
 
 def _what_changed(project: DbtProject, record: rules.PreviewRecord) -> str | None:

@@ -4,7 +4,7 @@
         end_date, refill_run_id): publish the chunk a preview kept, without building any
         model. Each kept model's rows and ledger rows of the window become its shadows again
         (the ledger rows take the publishing run's id and time: the run that published
-        them), its staged statements too, and refill_publish_nodes publishes them: the same
+        them, and so does the rows' `_run_id`), its staged statements too, and refill_publish_nodes publishes them: the same
         transaction as a build's on-run-end. refill.warehouse.preview_store checked first
         that nothing the preview depends on changed.
     --#}
@@ -17,10 +17,15 @@
         {%- set kept = refill_preview_relation(preview_id, target) -%}
         {%- if load_relation(kept) is not none -%}
             {%- set kept_statements = refill_preview_relation(preview_id, target, '__on_publish') -%}
+            {#-- the rows' lineage column (the models fill `_run_id` with refill_run_id())
+                 names the run that publishes them, as the ledger rows do --#}
+            {%- set columns = adapter.get_columns_in_relation(kept) | map(attribute='name') | map('lower') | list -%}
             {%- call statement('refill_unkeep_' ~ node.name) -%}
                 create schema if not exists wap;
                 create or replace table {{ refill_shadow_relation(target) }} as
-                select * from {{ kept }} where {{ refill_window_predicate(node.config.partition_column) }};
+                select *
+                {%- if '_run_id' in columns %} replace ({{ refill_string_literal(refill_run_id()) }} as _run_id){% endif %}
+                from {{ kept }} where {{ refill_window_predicate(node.config.partition_column) }};
                 create or replace table {{ refill_shadow_relation(target, '__ledger') }} as
                 select * replace (
                     {{ refill_string_literal(refill_run_id()) }} as run_id,
