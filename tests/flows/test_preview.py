@@ -1,0 +1,169 @@
+"""The restatement preview: `--preview` writes nothing consumers read and reports old vs
+new; `--from-preview ID` publishes exactly what a direct `--restate --yes` run would, and
+signs it off in the run log; it refuses after a re-export, a code change, or a run that
+published one of its days."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date, timedelta
+
+import pytest
+
+from refill.errors import RefillError
+from refill.sample_data import DaySpec, write_day, write_days
+from refill.warehouse.dbt_runner import DbtProject
+from tests.helpers import query, snapshot
+from tests.runs import run_backfill, run_daily
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+D1 = date(2026, 3, 1)
+DAYS = 6
+
+
+def d(n: int) -> date:
+    return D1 + timedelta(days=n - 1)
+
+
+# Everything a consumer can read: the published relations (tables and the versioned
+# model's consumer view), the ledger and data-as-of, every column (lineage included).
+CONSUMER_RELATIONS = (
+    "main.fct_payments",
+    "main.payments_quarantine",
+    "main.fct_daily_revenue_v1",
+    "main.fct_daily_revenue_v2",
+    "main.fct_daily_revenue",
+    "ops.partition_ledger",
+    "ops.data_as_of",
+)
+
+
+def consumer_results(warehouse) -> dict[str, list[tuple]]:
+    return {
+        relation: query(warehouse, f"select * from {relation} order by all")
+        for relation in CONSUMER_RELATIONS
+    }
+
+
+def published_and_reexported(workspace) -> None:
+    """Six days published, then day 5 re-exported with other payments (its numbers change)."""
+    write_days(workspace.landing, D1, DAYS)
+    run_backfill(start=d(1), end=d(DAYS), chunk_days=3)
+    write_day(workspace.landing, d(5), DaySpec(payments=230), seed=11)
+
+
+def preview(**parameters):
+    return run_backfill(
+        start=d(1), end=d(DAYS), chunk_days=3, restate=True, preview=True, **parameters
+    ).preview
+
+
+def publish(preview_id: str):
+    return run_backfill(
+        start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id
+    )
+
+
+def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(
+    workspace, tmp_path
+):
+    published_and_reexported(workspace)
+    before = consumer_results(workspace.warehouse)
+
+    outcome = preview(expect_change=f"{d(1)}..{d(3)}", report_dir=str(tmp_path / "reports"))
+
+    assert consumer_results(workspace.warehouse) == before
+    saved = json.loads((tmp_path / "reports" / outcome.preview_id / "report.json").read_text())
+    assert saved["days_changed"] == [d(5).isoformat()]
+    assert saved["unexpected"] == [d(5).isoformat()]  # outside --expect-change d1..d3
+    facts = [row for row in saved["days"] if row["model"] == "fct_payments"]
+    changed = {row["day"]: row for row in facts if row["old_rows"] != row["new_rows"]}
+    assert list(changed) == [d(5).isoformat()]
+    new_rows, new_total = query(
+        workspace.warehouse,
+        "select count(*), sum(amount_usd) from preview."
+        f'"{outcome.preview_id}__main__fct_payments" where event_date = ?',
+        [d(5)],
+    )[0]
+    assert changed[d(5).isoformat()]["new_rows"] == new_rows
+    assert str(new_total) == changed[d(5).isoformat()]["new_amount"]
+    markets = {row["model"] for row in saved["markets"] if row["amount_change"] != "0.00"}
+    assert markets == {"fct_daily_revenue_v1", "fct_daily_revenue_v2"}
+    assert "changed outside it: " + d(5).isoformat() in outcome.text
+    assert (tmp_path / "reports" / outcome.preview_id / "report.html").read_text().count(
+        "<tr>"
+    ) == DAYS + 1  # a row per day, and the header
+
+
+def test_publishing_a_preview_gives_the_warehouse_a_direct_restatement_gives(
+    workspace, tmp_path, monkeypatch
+):
+    published_and_reexported(workspace)
+    direct = tmp_path / "direct" / "refill.duckdb"
+    direct.parent.mkdir()
+    shutil.copy(workspace.warehouse, direct)
+
+    outcome = preview()
+    report = publish(outcome.preview_id)
+
+    assert sorted(report.published) == [d(n) for n in range(1, DAYS + 1)]
+    (run_id, approved), *_ = query(
+        workspace.warehouse,
+        "select run_id, parameters->>'from_preview' from ops.run_log "
+        "where outcome = 'succeeded' order by started_at desc",
+    )
+    assert approved == outcome.preview_id  # the sign-off names the preview it approved
+    ledger_runs = query(workspace.warehouse, "select distinct run_id from ops.partition_ledger")
+    assert ledger_runs == [(run_id,)]
+    assert query(workspace.warehouse, "select distinct _run_id from main.fct_payments") == [
+        (run_id,)
+    ]
+    assert query(
+        workspace.warehouse,
+        "select count(*) from information_schema.tables where table_schema = 'preview'",
+    ) == [(0,)]  # published: dropped
+
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(direct))
+    run_backfill(start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=True)
+    assert snapshot(direct) == snapshot(workspace.warehouse)
+
+
+def test_a_preview_is_refused_after_a_reexport_of_one_of_its_days(workspace):
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+    write_day(workspace.landing, d(2), DaySpec(payments=190), seed=23)
+
+    with pytest.raises(RefillError, match=f"day {d(2)} was re-exported since preview"):
+        publish(outcome.preview_id)
+    assert consumer_results(workspace.warehouse) == before
+
+
+def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(workspace):
+    published_and_reexported(workspace)
+    outcome = preview()
+    run_daily(d(6), confirm=True)
+    before = consumer_results(workspace.warehouse)
+
+    with pytest.raises(RefillError, match=f"day {d(6)} of .* was published by run"):
+        publish(outcome.preview_id)
+    assert consumer_results(workspace.warehouse) == before
+
+
+def test_a_preview_is_refused_after_a_code_change(workspace, monkeypatch):
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+    changed = DbtProject.code_versions
+
+    def code_versions(self):
+        # what the project's code version says after an edit of fct_payments' SQL
+        return {**changed(self), "fct_payments": "edited00"}
+
+    monkeypatch.setattr(DbtProject, "code_versions", code_versions)
+
+    with pytest.raises(RefillError, match="the code of fct_payments changed since preview"):
+        publish(outcome.preview_id)
+    assert consumer_results(workspace.warehouse) == before
