@@ -61,14 +61,10 @@ def preview(**parameters):
 
 
 def publish(preview_id: str):
-    return run_backfill(
-        start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id
-    )
+    return run_backfill(start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id)
 
 
-def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(
-    workspace, tmp_path
-):
+def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(workspace, tmp_path):
     published_and_reexported(workspace)
     before = consumer_results(workspace.warehouse)
 

@@ -1,0 +1,106 @@
+"""refill.rules.preview: whether a preview may still be published, and its summary."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from refill.errors import RefillError
+from refill.rules import preview as rules
+
+DAY = date(2025, 3, 1)
+NOW = datetime(2025, 4, 1, 12, tzinfo=UTC).replace(tzinfo=None)
+
+
+def record(**changes) -> rules.PreviewRecord:
+    fields = {
+        "preview_id": "p0123456789ab",
+        "run_id": "run-preview",
+        "created_at": NOW - timedelta(hours=1),
+        "expires_at": NOW + timedelta(days=6),
+        "start": DAY,
+        "end": DAY + timedelta(days=1),
+        "models": ["fct_payments"],
+        "chunks": [(DAY, DAY + timedelta(days=1))],
+        "code_versions": {"fct_payments": "code-a"},
+        "fingerprints": {
+            rules.state_key("fct_payments", DAY): "fp-1",
+            rules.state_key("fct_payments", DAY + timedelta(days=1)): "fp-2",
+        },
+        "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+    }
+    return rules.PreviewRecord(**{**fields, **changes})
+
+
+def unchanged() -> dict:
+    return {
+        "now": NOW,
+        "code_versions": {"fct_payments": "code-a"},
+        "current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-2"}},
+        "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+    }
+
+
+def test_nothing_changed_may_be_published():
+    assert rules.what_changed(record(), **unchanged()) is None
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"now": NOW + timedelta(days=7)}, "preview p0123456789ab expired"),
+        ({"code_versions": {"fct_payments": "code-b"}}, "the code of fct_payments changed"),
+        (
+            {"current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-9"}}},
+            "day 2025-03-02 was re-exported",
+        ),
+        (
+            {"published": {rules.state_key("fct_payments", DAY): ["run-daily", "code-a"]}},
+            "day 2025-03-01 of fct_payments was published by run run-daily",
+        ),
+        (
+            {
+                "published": {
+                    rules.state_key("fct_payments", DAY): ["run-old", "code-old"],
+                    rules.state_key("fct_payments", DAY + timedelta(days=1)): ["run-d", "c"],
+                }
+            },
+            "day 2025-03-02 of fct_payments was published by run run-d",
+        ),
+    ],
+)
+def test_what_changed_names_the_day_and_the_reason(change, expected):
+    reason = rules.what_changed(record(), **{**unchanged(), **change})
+    assert reason is not None and expected in reason and "\n" not in reason
+
+
+def test_a_preview_id_is_checked_before_it_names_a_relation():
+    assert rules.checked_preview_id("p0123456789ab") == "p0123456789ab"
+    for bad in ["p0123", "x0123456789ab", "p0123456789ab; drop table x", ""]:
+        with pytest.raises(RefillError, match="is not a preview id"):
+            rules.checked_preview_id(bad)
+    assert rules.PREVIEW_ID.fullmatch(rules.new_preview_id())
+
+
+def test_expected_range_and_the_days_that_change_outside_it():
+    assert rules.parse_expected_range(None) is None
+    with pytest.raises(RefillError):
+        rules.parse_expected_range("2025-03-01")
+    report = rules.PreviewReport("p0123456789ab", DAY, DAY + timedelta(days=2), "usd")
+    for offset, new in [(0, Decimal("10")), (1, Decimal("5")), (2, Decimal("7"))]:
+        day = DAY + timedelta(days=offset)
+        report.days.append(rules.Change(day, "fct_payments", "", 1, 1, Decimal("5"), new))
+    report.expected = rules.parse_expected_range("2025-03-01..2025-03-01")
+    assert report.days_changed == [DAY, DAY + timedelta(days=2)]
+    assert report.days_unchanged == [DAY + timedelta(days=1)]
+    assert report.unexpected == [DAY + timedelta(days=2)]
+    assert [c.day for c in report.largest()] == [DAY, DAY + timedelta(days=2)]
+
+
+def test_totals_by_market_and_month_count_one_version_only():
+    report = rules.PreviewReport("p0123456789ab", DAY, DAY, "usd")
+    for model, new in [("fct_daily_revenue_v1", "12"), ("fct_daily_revenue_v2", "99")]:
+        report.markets.append(rules.Change(DAY, model, "DE", 0, 0, Decimal("10"), Decimal(new)))
+    assert report.totals_by_market_and_month() == [("2025-03", "DE", Decimal("10"), Decimal("12"))]
