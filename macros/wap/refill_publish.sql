@@ -9,7 +9,9 @@
         test), nothing is published. A kill before the commit leaves every relation as
         it was: DuckDB does not replay an uncommitted transaction. The shadows are
         dropped afterwards (they are work tables; a killed run leaves them for the next
-        build of the model, which replaces them).
+        build of the model, which replaces them). The transaction is
+        refill_publish_nodes (a preview's publish renders it too); under a preview (var
+        refill_preview_id) the chunk is kept, not published (refill_keep_preview).
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set chunk = [] -%}
