@@ -18,6 +18,7 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
 from flows.lifecycle import ReadyWait, Retries, RunEnding, recorded_run
+from flows.preview import preview_path
 from flows.signals import end_as_cancelled
 from flows.tasks import (
     ChunkFailed,
@@ -312,7 +313,7 @@ def backfill(
         logger.info("dry run: nothing written")
         return report
     if preview or isinstance(confirm, str):
-        return _preview_path(project, plan, selection, report, locals())
+        return preview_path(project, plan, selection, report, locals())
     if not confirm:
         refuse_unsigned_restatement(plan)
     if not plan.chunks and not plan.deferred:
@@ -392,40 +393,6 @@ def backfill(
             raise _backfill_failed(message, report)
         account.close("succeeded", message)
     logger.info(message)
-    return report
-
-
-def _preview_path(project, plan, selection, report: BackfillReport, asked: dict):
-    """`--preview` and `--from-preview ID` (a `confirm` naming a preview): flows/preview.py."""
-    from flows import preview
-
-    parameters = {
-        name: asked[name]
-        for name in ("start", "end", "order", "chunk_days", "chunk_lines", "restate", "select")
-    }
-    if isinstance(asked["confirm"], str):
-        outcome = preview.publish_from_preview(
-            project,
-            asked["confirm"],
-            plan.window,
-            parameters,
-            command_line=asked["command_line"],
-            lock_wait_seconds=asked["lock_wait_seconds"],
-        )
-        report.published = outcome.published_days
-    else:
-        outcome = preview.run_preview(
-            project,
-            plan,
-            selection,
-            parameters,
-            expect_change=asked["expect_change"],
-            report_dir=asked["report_dir"],
-            command_line=asked["command_line"],
-            lock_wait_seconds=asked["lock_wait_seconds"],
-        )
-    report.preview = outcome
-    report.seconds = outcome.seconds
     return report
 
 

@@ -314,3 +314,41 @@ def _what_changed(project: DbtProject, record: rules.PreviewRecord) -> str | Non
         current_fingerprints=fingerprints,
         published=published,
     )
+
+
+def preview_path(project, plan, selection, report, asked: dict):
+    """The backfill flow's `--preview` and `--from-preview ID` (a `confirm` naming a preview),
+    once it has planned: `asked` holds the flow's parameters; fills the flow's `report`."""
+    parameters = {
+        name: asked[name]
+        for name in ("start", "end", "order", "chunk_days", "chunk_lines", "restate", "select")
+    }
+    if isinstance(asked["confirm"], str):
+        outcome = publish_from_preview(
+            project,
+            asked["confirm"],
+            plan.window,
+            parameters,
+            command_line=asked["command_line"],
+            lock_wait_seconds=asked["lock_wait_seconds"],
+        )
+        report.published = outcome.published_days
+    elif not plan.chunks:
+        raise RefillError(
+            f"nothing to preview in {plan.window}: every day is published and current "
+            "(add --restate to preview restating them) or not ready"
+        )
+    else:
+        outcome = run_preview(
+            project,
+            plan,
+            selection,
+            parameters,
+            expect_change=asked["expect_change"],
+            report_dir=asked["report_dir"],
+            command_line=asked["command_line"],
+            lock_wait_seconds=asked["lock_wait_seconds"],
+        )
+    report.preview = outcome
+    report.seconds = outcome.seconds
+    return report
