@@ -124,6 +124,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     planning.validate_options(
         args.order, args.chunk_days, args.max_concurrency, args.on_missing, args.chunk_lines
     )
+    confirm = preview_sign_off(args)  # refused before the server starts
     _start_the_server()
     from flows.backfill import backfill
     from flows.tasks import run_flow
@@ -135,8 +136,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         + f", on-missing {args.on_missing}"
         + (", restating published days" if args.restate else "")
         + (", dry run" if args.dry_run else "")
+        + (", as a preview (nothing published)" if args.preview else "")
+        + (f", publishing preview {args.from_preview}" if args.from_preview else "")
     )
-    confirm = preview_sign_off(args)
     _start_flow_command(args.select)
     show_failures_once()
     if not args.yes and not args.dry_run and not args.preview:

@@ -163,3 +163,25 @@ def test_a_preview_is_refused_after_a_code_change(workspace, monkeypatch):
     with pytest.raises(RefillError, match="the code of fct_payments changed since preview"):
         publish(outcome.preview_id)
     assert consumer_results(workspace.warehouse) == before
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--from-preview", "p0123456789ab"], "add --restate --yes to sign it off"),
+        (["--restate", "--yes", "--from-preview", "p0123"], "is not a preview id"),
+        (["--preview", "--from-preview", "p0123456789ab"], "not with --preview"),
+        (["--expect-change", "2026-03-01..2026-03-02"], "--expect-change applies to --preview"),
+    ],
+)
+def test_a_preview_option_misused_is_a_usage_error_before_anything_runs(
+    workspace, capsys, extra, message
+):
+    from refill.cli import main
+    from refill.errors import EXIT_USAGE
+
+    status = main(["backfill", "--start", str(d(1)), "--end", str(d(2)), *extra])
+
+    error = capsys.readouterr().err.strip()
+    assert status == EXIT_USAGE and message in error and "\n" not in error
+    assert not workspace.warehouse.exists()
