@@ -241,6 +241,16 @@ def publish_from_preview(
             chunk = planning.Chunk(start, end)
             variables = window_vars(start, end, run_id, is_backfill=True)
             with _locked(context, chunk.days):
+                # checked again now that the warehouse is ours: a daily run may have
+                # published one of this chunk's days since the check above
+                with ops.connect(warehouse, read_only=True) as connection:
+                    now = preview_store.read_published_state(connection, record.models, start, end)
+                changed = rules.published_state_changed(record, now, chunk.days)
+                if changed is not None:
+                    raise RefillError(
+                        f"--from-preview stopped before chunk {chunk}: {changed}; "
+                        f"{len(published)} day(s) before it are published; run the preview again"
+                    )
                 started = ops.utc_now()
                 result = project.invoke(
                     [

@@ -103,7 +103,20 @@ def what_changed(
                 f"day {day} was re-exported since preview {record.preview_id} "
                 f"(its landing fingerprint is not the one {model} was computed from)"
             )
-    for key in sorted(set(record.published) | set(published)):
+    return published_state_changed(record, published)
+
+
+def published_state_changed(
+    record: PreviewRecord, published: PublishedState, days: Iterable[date] | None = None
+) -> str | None:
+    """None when every model-day (of `days`, default all) is published as it was when the
+    preview ran; else one line naming the first that is not. Checked once before the
+    publish and again for each chunk's days under the warehouse lock, before its publish."""
+    keys = set(record.published) | set(published)
+    if days is not None:
+        wanted = {day.isoformat() for day in days}
+        keys = {key for key in keys if key.split("|")[1] in wanted}
+    for key in sorted(keys):
         then, now_state = record.published.get(key), published.get(key)
         if then != now_state:
             model, day = key.split("|")

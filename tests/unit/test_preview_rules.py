@@ -104,3 +104,13 @@ def test_totals_by_market_and_month_count_one_version_only():
     for model, new in [("fct_daily_revenue_v1", "12"), ("fct_daily_revenue_v2", "99")]:
         report.markets.append(rules.Change(DAY, model, "DE", 0, 0, Decimal("10"), Decimal(new)))
     assert report.totals_by_market_and_month() == [("2025-03", "DE", Decimal("10"), Decimal("12"))]
+
+
+def test_a_chunk_checks_only_its_own_days_published_state():
+    changed = {
+        rules.state_key("fct_payments", DAY): ["run-old", "code-old"],
+        rules.state_key("fct_payments", DAY + timedelta(days=1)): ["run-daily", "code-a"],
+    }
+    assert rules.published_state_changed(record(), changed, [DAY]) is None
+    reason = rules.published_state_changed(record(), changed, [DAY + timedelta(days=1)])
+    assert reason is not None and "day 2025-03-02 of fct_payments" in reason
