@@ -11,9 +11,11 @@ from datetime import date, timedelta
 
 import pytest
 
+from harness import overlay
+from refill import settings
 from refill.errors import RefillError
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import DbtProject
+from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import query, snapshot
 from tests.runs import run_backfill, run_daily
 
@@ -148,20 +150,24 @@ def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(worksp
     assert consumer_results(workspace.warehouse) == before
 
 
-def test_a_preview_is_refused_after_a_code_change(workspace, monkeypatch):
+def test_a_preview_is_refused_after_a_code_change(workspace, monkeypatch, tmp_path):
     published_and_reexported(workspace)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
-    changed = DbtProject.code_versions
-
-    def code_versions(self):
-        # what the project's code version says after an edit of fct_payments' SQL
-        return {**changed(self), "fct_payments": "edited00"}
-
-    monkeypatch.setattr(DbtProject, "code_versions", code_versions)
-
-    with pytest.raises(RefillError, match="the code of fct_payments changed since preview"):
-        publish(outcome.preview_id)
+    # the project as it is after an edit of fct_payments (its checksum, so its code
+    # version and that of every mart below it, change)
+    copy = tmp_path / "project"
+    overlay.build_copy(settings.project_dir(), copy)
+    model = copy / "models" / "marts" / "payments" / "fct_payments.sql"
+    model.write_text(model.read_text() + "\n-- an edit after the preview\n")
+    monkeypatch.setenv(settings.PROJECT_DIR_ENV, str(copy))
+    shared_project.cache_clear()
+    try:
+        with pytest.raises(RefillError, match="the code of fct_.* changed since preview"):
+            publish(outcome.preview_id)
+    finally:
+        monkeypatch.undo()
+        shared_project.cache_clear()
     assert consumer_results(workspace.warehouse) == before
 
 
