@@ -38,13 +38,16 @@
         {%- set shadow = refill_shadow_relation(target) -%}
         {%- set partition_column = node.config.partition_column -%}
         {%- if refill_is_full_refresh(node) -%}
-            {#-- Every landed day: the table becomes the shadow's rows (files replaced). --#}
+            {#-- Every landed day: the table's files become the shadow's rows (a static
+                 overwrite of the whole folder), then it is registered again with its
+                 dynamic option, which every later window's publish relies on. --#}
             {%- do run_query("drop table if exists " ~ target) -%}
             {%- do run_query("create schema if not exists " ~ target.schema) -%}
             {%- do run_query("create table " ~ target
-                ~ " using parquet options (partitionOverwriteMode 'dynamic') partitioned by (" ~ partition_column ~ ")"
+                ~ " using parquet options (partitionOverwriteMode 'static') partitioned by (" ~ partition_column ~ ")"
                 ~ " location " ~ refill_spark_location(target) ~ " as select * from " ~ shadow) -%}
-            {%- do adapter.cache_added(target) -%}
+            {%- do run_query("drop table " ~ target) -%}
+            {%- do refill_spark_register(target) -%}
         {%- else -%}
             {%- set columns = [] -%}
             {%- for column in adapter.get_columns_in_relation(shadow) -%}

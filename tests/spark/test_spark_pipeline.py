@@ -74,7 +74,7 @@ def published_state(spark) -> dict[str, list[tuple]]:
     }
 
 
-def test_a_window_on_spark_publishes_what_duckdb_publishes_and_a_rebuild_changes_nothing(
+def test_a_window_on_spark_publishes_what_duckdb_publishes_rebuilds_and_reexports(
     spark, spark_dbt, spark_workspace, dbt_project, tmp_path, monkeypatch
 ):
     # GIVEN two landed days with replays, conflicts and malformed lines
@@ -117,17 +117,6 @@ def test_a_window_on_spark_publishes_what_duckdb_publishes_and_a_rebuild_changes
     assert outcome.success, outcome.message
     assert published_state(spark) == on_spark
 
-
-def test_a_reexport_replaces_its_day_and_an_empty_reexport_leaves_its_day_empty(
-    spark, spark_dbt, spark_workspace
-):
-    # GIVEN two published days
-    write_days(spark_workspace.landing, JAN, 2, SPEC)
-    assert build(spark, spark_dbt, 1, 1, 2).success
-    assert [n for _, n, _ in facts_by_day(spark)] == [
-        expected_day(spark_workspace.landing, day(n)).published for n in (1, 2)
-    ]
-
     # WHEN day 1 is re-exported with three payments and day 2 as one empty file
     lines = [payment_line(day(1), n) for n in range(3)]
     write_landed_day(spark_workspace.landing, day(1), [lines])
@@ -138,7 +127,9 @@ def test_a_reexport_replaces_its_day_and_an_empty_reexport_leaves_its_day_empty(
     assert outcome.success, outcome.message
     assert facts_by_day(spark) == [(day(1), 3, sum(10 + n for n in range(3)))]
     assert quarantine_by_day(spark) == []
-    assert rows(spark, "select count(*) from main.fct_daily_revenue where event_date = date'2026-01-02'") == [(0,)]
+    assert rows(
+        spark, "select count(*) from main.fct_daily_revenue where event_date = date'2026-01-02'"
+    ) == [(0,)]
     # and the ledger says so: day 2 published with no rows from no records
     assert rows(
         spark,
@@ -192,4 +183,7 @@ def test_an_audit_failure_publishes_nothing_and_the_previous_data_stands(
     assert not outcome.success
     assert "refill audit: fct_daily_revenue_v1" in outcome.message, outcome.message
     assert published_state(spark) == before
-    assert rows(spark, "select * from main.fct_daily_revenue_v1 order by event_date, market") == v1_before
+    assert (
+        rows(spark, "select * from main.fct_daily_revenue_v1 order by event_date, market")
+        == v1_before
+    )
