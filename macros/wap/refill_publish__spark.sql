@@ -70,7 +70,9 @@
 
     {%- for node in chunk -%}
         {%- set staged = refill_shadow_relation(refill_node_relation(node), '__on_publish') -%}
-        {%- if run_query("show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)).rows | length > 0 -%}
+        {%- set found = run_query(
+            "show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)) -%}
+        {%- if found.rows | length > 0 -%}
             {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
                 {%- do run_query(statement) -%}
             {%- endfor -%}
@@ -93,7 +95,8 @@
          a dynamic overwrite (the table's own option, whatever the session says) replaces
          the days the chunk has, then each window day the chunk lacks is cleared by a
          static overwrite of that one day with no rows. Runs its statements; renders nothing. --#}
-    {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column ~ ") select * from " ~ shadow) -%}
+    {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column ~ ")"
+        ~ " select * from " ~ shadow) -%}
     {%- set window = refill_window() -%}
     {%- set absent = run_query(
         "select cast(days.day as string) from generate_series(date '" ~ window.start_date ~ "', date '"
