@@ -37,6 +37,7 @@ from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks, make_plan
 from refill.rules.planning import Chunk
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
+from refill.warehouse.engine import warehouse_at
 
 # The board reads the deployment's retry delays here (refill/views/board.py); their home
 # is settings.
@@ -292,7 +293,10 @@ def backfill(
         only_days=tuple(only_days) if only_days is not None else None,
     )
     project = shared_project()
-    concurrency, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
+    store = warehouse_at()
+    concurrency, note = planning.effective_concurrency(
+        max_concurrency, store.concurrent_writers, store.name
+    )
     if note:
         logger.warning(note)
 

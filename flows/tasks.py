@@ -23,7 +23,7 @@ from refill.errors import FailedStep, RefillError
 from refill.rules.planning import Chunk
 from refill.warehouse import locking, notify, ops
 from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
-from refill.warehouse.engine import ENGINE_ERRORS, is_transient
+from refill.warehouse.engine import ENGINE_ERRORS, is_transient, warehouse_at
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
 # failed waits at least this long for the warehouse to record its failure, even when its
@@ -86,8 +86,7 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     A fresh warehouse, a changed seed or a changed macro always loads."""
     warehouse = settings.warehouse_path()
     load_key = project.seed_load_key()
-    with locking.warehouse_lock(
-        warehouse,
+    with warehouse_at(warehouse).lock(
         run_id=context.run_id,
         command=context.command,
         priority=context.priority,
@@ -115,8 +114,7 @@ def with_warehouse(context: RunContext, work, partitions: list[date] | None = No
     bookkeeping: it waits the run's --lock-wait, and at least BOOKKEEPING_LOCK_WAIT_SECONDS."""
     warehouse = settings.warehouse_path()
     with (
-        locking.warehouse_lock(
-            warehouse,
+        warehouse_at(warehouse).lock(
             run_id=context.run_id,
             command=context.command,
             priority=context.priority,
@@ -159,8 +157,7 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
 
     try:
-        with locking.warehouse_lock(
-            warehouse,
+        with warehouse_at(warehouse).lock(
             run_id=context.run_id,
             command=context.command,
             priority=context.priority,

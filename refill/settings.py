@@ -13,6 +13,12 @@ PACKAGE_PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT_DIR_ENV = "REFILL_PROJECT_DIR"
 DEFAULT_LANDING = "data/landing"
 DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
+# The engine follows dbt's target (profiles.yml reads the same variable): `duckdb` unless
+# DBT_TARGET names another. On Spark the warehouse is a folder (tables, locks, Spark's own).
+TARGET_ENV = "DBT_TARGET"
+DEFAULT_TARGET = "duckdb"
+ENGINES = ("duckdb", "spark")
+DEFAULT_SPARK_WAREHOUSE = "warehouse/spark"
 DEFAULT_DEMO_FOLDER = "data/demo"
 
 # The landing datasets and the models built from them are the dbt project's to name (the
@@ -89,8 +95,28 @@ def landing_root() -> Path:
 
 
 def warehouse_path() -> Path:
-    """The DuckDB warehouse file ($REFILL_WAREHOUSE)."""
+    """Where the engine's warehouse is: the DuckDB file ($REFILL_WAREHOUSE), or on Spark
+    the warehouse folder ($REFILL_SPARK_WAREHOUSE, spark_warehouse_path)."""
+    if engine_name() == "spark":
+        return spark_warehouse_path()
     return _resolve(os.environ.get("REFILL_WAREHOUSE", DEFAULT_WAREHOUSE))
+
+
+def engine_name() -> str:
+    """The engine refill runs on: the dbt target's name ($DBT_TARGET), `duckdb` by default.
+    The one home of the choice: the warehouse boundary and the planner read it here."""
+    target = os.environ.get(TARGET_ENV, DEFAULT_TARGET).strip() or DEFAULT_TARGET
+    if target not in ENGINES:
+        raise RefillError(
+            f"{TARGET_ENV}={target!r} is not an engine refill runs on; "
+            f"use one of {', '.join(ENGINES)}"
+        )
+    return target
+
+
+def spark_warehouse_path() -> Path:
+    """The Spark warehouse folder ($REFILL_SPARK_WAREHOUSE): tables, locks, Spark's files."""
+    return _resolve(os.environ.get("REFILL_SPARK_WAREHOUSE", DEFAULT_SPARK_WAREHOUSE))
 
 
 def _resolve(raw: str) -> Path:

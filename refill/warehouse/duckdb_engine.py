@@ -36,6 +36,10 @@ class DuckDBWarehouse:
     # The engine's own exceptions: a caller that must survive any warehouse failure
     # (recording a run's outcome) catches these beside RefillError.
     errors: ClassVar[tuple[type[BaseException], ...]] = (duckdb.Error,)
+    # One process writes the file: chunks run one at a time (DuckDB uses every core inside
+    # each chunk).
+    concurrent_writers: ClassVar[bool] = False
+    name: ClassVar[str] = "duckdb"
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:
