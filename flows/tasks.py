@@ -72,6 +72,8 @@ class ChunkResult:
     rows: int
     seconds: float
     attempt: int
+    # a worker process's first chunk: the seconds its warehouse session took to start
+    startup_seconds: float = 0.0
 
 
 def combined_code_version(versions: dict[str, str]) -> str:
@@ -147,8 +149,14 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
     result, so the declared retries apply to transient failures only; the failed dbt
     transaction has already rolled back, so a retry starts from the same state.
     """
-    logger = get_run_logger()
-    attempt = task_run.run_count or 1
+    return build_chunk(project, context, chunk, task_run.run_count or 1, get_run_logger())
+
+
+def build_chunk(
+    project: DbtProject, context: RunContext, chunk: Chunk, attempt: int, logger
+) -> ChunkResult:
+    """build_window's work, without Prefect: a chunk worker process (flows/scheduler.py)
+    runs it in-process, with its own warehouse session and a plain logger."""
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)

@@ -64,6 +64,11 @@ DAILY_BY_HAND_WAIT_SECONDS = 0.0
 # docs/performance.md.
 CHUNK_DAYS = 92
 CHUNK_LINES = 500_000
+# On an engine with concurrent writers (Spark), --max-concurrency chunks run at once, each
+# holding one slot of this Prefect global concurrency limit (created with WAREHOUSE_SLOTS
+# when missing; an operator may change it), so every backfill on the warehouse shares them.
+WAREHOUSE_LIMIT_NAME = "refill-warehouse"
+WAREHOUSE_SLOTS = 2
 BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
 ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
 

@@ -75,6 +75,9 @@ class DuckDBWarehouse:
             on_wait=on_wait,
         )
 
+    def live_waiting(self) -> bool:
+        return locking.live_waiter(self.path) is not None
+
     @contextlib.contextmanager
     def read(
         self,

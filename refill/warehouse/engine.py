@@ -76,6 +76,10 @@ class Warehouse(Protocol):
         """Hold the warehouse for a write (or a read), bounded by `wait_seconds`."""
         ...
 
+    def live_waiting(self) -> bool:
+        """Whether a live run (daily) waits for the warehouse now: history goes after it."""
+        ...
+
     def read(
         self, *, reader: str = "read", wait_seconds: float = ..., on_wait: Callable | None = None
     ) -> contextlib.AbstractContextManager[Connection]:

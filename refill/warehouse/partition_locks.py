@@ -89,7 +89,7 @@ def _acquire(folder, names, holder, deadline, wait_seconds, on_wait):
         while True:
             blocker = None
             if holder.priority == locking.HISTORY:
-                blocker = locking._live_waiter(gate(folder))
+                blocker = locking.live_waiter(gate(folder))
             if blocker is None:
                 held, busy = _try_all(folder, names, holder)
                 if busy is None:

@@ -196,6 +196,9 @@ class SparkWarehouse:
             on_wait=on_wait,
         )
 
+    def live_waiting(self) -> bool:
+        return locking.live_waiter(partition_locks.gate(self.path)) is not None
+
     @contextlib.contextmanager
     def read(
         self,

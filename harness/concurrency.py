@@ -1,0 +1,104 @@
+"""The invariant of parallel chunks, checked from what runs record, on any engine:
+
+- chunks_within_limit   never more chunks writing at once than the limit, never two chunks
+                        writing the same day at once
+
+Its evidence is ops.partition_attempts: one row per day of each attempt at a chunk, with
+when the attempt's build started and ended (flows/tasks.py records them once the chunk
+holds its days, so the interval is the write). Two attempts write at once when their
+intervals overlap; the check is a sweep over those intervals, so it needs nothing of the
+engine but the recorded rows (`read_writes` reads them on a connection of the warehouse
+boundary, DuckDB or Spark). Attempts that never built (attempt 0: stopped while waiting)
+wrote nothing and are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from harness.invariants import Violation
+
+INVARIANT = "chunks_within_limit"
+
+
+@dataclass(frozen=True)
+class Write:
+    """One attempt at one chunk, as its rows recorded it."""
+
+    run_id: str
+    chunk_start: date
+    chunk_end: date
+    attempt: int
+    started_at: datetime
+    ended_at: datetime
+    days: frozenset[date]
+
+    def __str__(self) -> str:
+        return (
+            f"run {self.run_id} chunk {self.chunk_start}..{self.chunk_end} attempt {self.attempt} "
+            f"({self.started_at.time()}-{self.ended_at.time()})"
+        )
+
+
+ATTEMPT_ROWS = (
+    "select run_id, partition_date, chunk_start, chunk_end, attempt, started_at, ended_at "
+    "from ops.partition_attempts where attempt > 0 and command = 'backfill'"
+)
+
+
+def read_writes(connection) -> list[Write]:
+    """The backfill attempts recorded in ops.partition_attempts, one Write per attempt."""
+    return writes_from_rows(connection.execute(ATTEMPT_ROWS).fetchall())
+
+
+def writes_from_rows(rows: Iterable[tuple]) -> list[Write]:
+    """Group attempt rows (run_id, day, chunk_start, chunk_end, attempt, started, ended)."""
+    grouped: dict[tuple, set[date]] = {}
+    for run_id, day, chunk_start, chunk_end, attempt, started, ended in rows:
+        key = (run_id, chunk_start, chunk_end, attempt, started, ended)
+        grouped.setdefault(key, set()).add(day)
+    return sorted(
+        (Write(*key, days=frozenset(days)) for key, days in grouped.items()),
+        key=lambda write: (write.started_at, write.run_id, write.chunk_start),
+    )
+
+
+def _at_once(first: Write, second: Write) -> bool:
+    # half-open intervals: one chunk ending the instant the next starts is not overlap
+    return first.started_at < second.ended_at and second.started_at < first.ended_at
+
+
+def check_chunks_within_limit(writes: list[Write], limit: int) -> list[Violation]:
+    """A violation for each moment more than `limit` chunks wrote at once (reported once per
+    group), and for each pair of chunks that wrote a common day at once."""
+    violations: list[Violation] = []
+    seen_groups: set[frozenset[Write]] = set()
+    for write in writes:
+        # the chunks writing at the instant `write` starts (the maximum is reached at a start)
+        active = frozenset(
+            other
+            for other in writes
+            if other.started_at <= write.started_at < other.ended_at or other is write
+        )
+        if len(active) > limit and active not in seen_groups:
+            seen_groups.add(active)
+            violations.append(
+                Violation(
+                    INVARIANT,
+                    f"{len(active)} chunks writing at once (limit {limit}) at "
+                    f"{write.started_at}: " + "; ".join(map(str, sorted(active, key=str))),
+                )
+            )
+    for index, first in enumerate(writes):
+        for second in writes[index + 1 :]:
+            common = first.days & second.days
+            if common and _at_once(first, second):
+                days = ", ".join(map(str, sorted(common)))
+                violations.append(
+                    Violation(
+                        INVARIANT, f"two chunks wrote day(s) {days} at once: {first}; {second}"
+                    )
+                )
+    return violations
