@@ -102,3 +102,65 @@ def check_chunks_within_limit(writes: list[Write], limit: int) -> list[Violation
                     )
                 )
     return violations
+
+
+# -- the scheduler and its broken variant, driven on worker processes ------------------------
+
+
+def over_limit(pending, running, limit, *, live_waiting=False):
+    """The broken scheduler: the real rule given one slot more than the limit."""
+    from refill.rules import schedule
+
+    return schedule.next_to_start(pending, running, limit + 1, live_waiting=live_waiting)
+
+
+# name -> (the scheduler, the worker processes it sizes for a given limit)
+SCHEDULERS = {
+    "real": ("refill.rules.schedule:next_to_start", lambda limit: limit),
+    "over_limit": ("harness.concurrency:over_limit", lambda limit: limit + 1),
+}
+
+
+def write_for(seconds: float) -> tuple[datetime, datetime]:
+    """A stand-in chunk in a worker process: it writes for `seconds` and says when."""
+    import time
+
+    from refill.warehouse.ops import utc_now
+
+    started = utc_now()
+    time.sleep(seconds)
+    return started, utc_now()
+
+
+def run_recorded(chunks, limit: int, scheduler: str, connection, run_id: str, seconds: float):
+    """Run `chunks` as flows/scheduler.py's ParallelChunks does, on worker processes, with
+    the named scheduler, recording each attempt in ops.partition_attempts as a backfill
+    does (one row per day, the build's start and end)."""
+    import concurrent.futures
+    import importlib
+    import multiprocessing
+
+    from flows.scheduler import ParallelChunks
+    from refill.warehouse import ops
+
+    where, workers = SCHEDULERS[scheduler]
+    module, name = where.split(":")
+    choose = getattr(importlib.import_module(module), name)
+
+    def finished(chunk, future, running):
+        started, ended = future.result()
+        attempt = ops.Attempt(
+            run_id, "backfill", chunk.start, chunk.end, 1, "published", "", started, ended
+        )
+        ops.record_attempt(connection, chunk.days, attempt)
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers(limit), mp_context=context) as pool:
+        # warm every worker first: a process's start-up is not a chunk's write
+        list(pool.map(write_for, [0.0] * workers(limit)))
+        ParallelChunks(
+            limit=limit,
+            start=lambda chunk: pool.submit(write_for, seconds),
+            finished=finished,
+            choose=choose,
+        ).run(chunks)
