@@ -164,3 +164,66 @@ def run_recorded(chunks, limit: int, scheduler: str, connection, run_id: str, se
             finished=finished,
             choose=choose,
         ).run(chunks)
+
+
+def run_two_backfills_sharing_slots(
+    chunks_a, chunks_b, limit: int, slots: int, connection, *, shared: bool
+):
+    """Two backfills at once, each running up to `limit` chunks, each chunk holding one slot
+    of the warehouse's named Prefect global concurrency limit (`slots` slots) while it writes,
+    as flows/scheduler.py's build_window_in_worker does; `shared=False` leaves the limit out
+    (what two backfills would do without it). Both record their attempts."""
+    import concurrent.futures
+    import contextlib
+    import contextvars
+    import multiprocessing
+    import threading
+
+    from prefect.concurrency.sync import concurrency
+
+    from flows.scheduler import ParallelChunks, ensure_warehouse_limit
+    from refill import settings
+    from refill.warehouse import ops
+
+    if shared:
+        ensure_warehouse_limit(settings.WAREHOUSE_LIMIT_NAME, slots)
+    recording = threading.Lock()
+    context = multiprocessing.get_context("spawn")
+    with (
+        concurrent.futures.ProcessPoolExecutor(2 * limit, mp_context=context) as pool,
+        concurrent.futures.ThreadPoolExecutor(2 * limit) as threads,
+    ):
+        list(pool.map(write_for, [0.0] * 2 * limit))
+
+        def chunk_in_slot():
+            slot = (
+                concurrency(settings.WAREHOUSE_LIMIT_NAME, occupy=1, strict=True)
+                if shared
+                else contextlib.nullcontext()
+            )
+            with slot:
+                return pool.submit(write_for, 0.8).result()
+
+        def backfill(run_id, chunks):
+            def finished(chunk, future, running):
+                started, ended = future.result()
+                attempt = ops.Attempt(
+                    run_id, "backfill", chunk.start, chunk.end, 1, "published", "", started, ended
+                )
+                with recording:
+                    ops.record_attempt(connection, chunk.days, attempt)
+
+            ParallelChunks(
+                limit=limit,
+                start=lambda chunk: threads.submit(contextvars.copy_context().run, chunk_in_slot),
+                finished=finished,
+            ).run(chunks)
+
+        runs = [
+            threading.Thread(target=contextvars.copy_context().run, args=(backfill, name, chunks))
+            for name, chunks in (("run-a", chunks_a), ("run-b", chunks_b))
+        ]
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join()

@@ -18,6 +18,7 @@ from harness.concurrency import (
     check_chunks_within_limit,
     read_writes,
     run_recorded,
+    run_two_backfills_sharing_slots,
     writes_from_rows,
 )
 from refill import settings
@@ -82,3 +83,23 @@ def test_two_chunks_over_one_day_at_once_are_caught():
     assert [v.detail.split(":")[0] for v in violations] == [
         f"two chunks wrote day(s) {D0 + timedelta(1)} at once"
     ]
+
+
+OTHER = [Chunk(D0 + timedelta(30 + i), D0 + timedelta(30 + i)) for i in range(3)]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_two_backfills_share_the_warehouses_slots(tmp_path):
+    # each backfill may run two chunks at once; the warehouse has two slots for both
+    connection = attempts_table(tmp_path / "w.duckdb")
+    run_two_backfills_sharing_slots(CHUNKS[:3], OTHER, 2, 2, connection, shared=True)
+    writes = read_writes(connection)
+    assert len(writes) == 6
+    assert check_chunks_within_limit(writes, 2) == []
+    # without the shared limit the same two runs write four chunks at once: caught
+    unshared = attempts_table(tmp_path / "u.duckdb")
+    run_two_backfills_sharing_slots(CHUNKS[:3], OTHER, 2, 2, unshared, shared=False)
+    assert any(
+        "chunks writing at once (limit 2)" in v.detail
+        for v in check_chunks_within_limit(read_writes(unshared), 2)
+    )
