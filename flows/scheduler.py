@@ -142,7 +142,7 @@ def start_worker(environment: dict[str, str]) -> None:
     os.environ.update(environment)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     clock = time.monotonic()
-    warehouse_at().open(read_only=False, wait_seconds=0).close()
+    warehouse_at().start_session()
     _STARTUP_SECONDS = time.monotonic() - clock
 
 
@@ -257,7 +257,7 @@ class ParallelBuilds:
             except ChunkFailed as failure:
                 loop.failed(chunk, failure)
                 return
-            if result.startup_seconds:
+            if result.startup_seconds >= 0.1:  # an engine with a session to start (Spark)
                 logger.info(
                     "a worker started its warehouse session in %.1fs", result.startup_seconds
                 )

@@ -75,6 +75,10 @@ class DuckDBWarehouse:
             on_wait=on_wait,
         )
 
+    def start_session(self) -> None:
+        """DuckDB runs inside the process: nothing to start (and the file is not opened
+        outside the lock protocol)."""
+
     def live_waiting(self) -> bool:
         return locking.live_waiter(self.path) is not None
 

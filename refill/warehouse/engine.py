@@ -76,6 +76,11 @@ class Warehouse(Protocol):
         """Hold the warehouse for a write (or a read), bounded by `wait_seconds`."""
         ...
 
+    def start_session(self) -> None:
+        """Start this process's engine session now (Spark: the JVM, tens of seconds), so a
+        worker pays it once, before its first chunk; reads and writes nothing."""
+        ...
+
     def live_waiting(self) -> bool:
         """Whether a live run (daily) waits for the warehouse now: history goes after it."""
         ...

@@ -1,17 +1,18 @@
 """The warehouse boundary on Apache Spark (local, `method: session`): a folder, many writers.
 
 docs/spark.md is the measured basis. The warehouse is a folder ($REFILL_SPARK_WAREHOUSE)
-holding Spark's tables (`warehouse/<schema>.db/<table>`, parquet partitioned by day) and
-refill's locks. With Spark's in-memory catalog, several processes write at once (each its
-own SparkSession), so chunks over disjoint days can run in parallel: the lock protocol is a
-lock per day (refill.warehouse.partition_locks), with live runs first.
+holding Spark's tables (`<schema>.db/<table>`, parquet partitioned by day: Spark's own
+layout, `spark.sql.warehouse.dir`) and refill's locks (`locks/`). With Spark's in-memory
+catalog, several processes write at once (each its own SparkSession), so chunks over
+disjoint days can run in parallel: the lock protocol is a lock per day
+(refill.warehouse.partition_locks), with live runs first.
 
-Spark has no bound parameters: the `Connection` adapter renders each `?` as a typed,
-escaped literal (refill.warehouse.spark_literals, their one home) and wraps the engine's
-exceptions in `SparkEngineError`, so callers catch one class without importing pyspark.
-Spark has no multi-statement transactions either: begin/commit are markers and `rollback`
-cannot undo a statement (the publish protocol never relies on it: docs/spark.md section 7).
-pyspark is imported only here and only when a session is first needed.
+Spark has no bound parameters: the `Connection` adapter renders each `?` as a typed, escaped
+literal (refill.warehouse.spark_literals, their one home) and wraps the engine's exceptions
+in `SparkEngineError`, so callers catch one class without importing pyspark. Spark has no
+multi-statement transactions either: begin/commit are markers and `rollback` cannot undo a
+statement (the publish protocol never relies on it: docs/spark.md section 7). pyspark is
+imported only here and only when a session is first needed.
 """
 
 from __future__ import annotations
@@ -51,7 +52,11 @@ def session_settings(folder: Path) -> dict[str, str]:
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         # Derby's embedded metastore admits one process; the in-memory catalog admits many.
         "spark.sql.catalogImplementation": "in-memory",
-        "spark.sql.warehouse.dir": str(folder / "warehouse"),
+        "spark.sql.warehouse.dir": str(folder),
+        # a table's days are its folders, listed when read (no partition list to repair)
+        "spark.sql.hive.manageFilesourcePartitions": "false",
+        # every table is external at its folder: a rebuild in a new process replaces files
+        "spark.sql.legacy.allowNonEmptyLocationInCTAS": "true",
     }
 
 
@@ -71,8 +76,9 @@ def session(folder: Path):
 def register_tables(spark, folder: Path) -> list[str]:
     """Make the tables already written under `folder` known to this process's in-memory
     catalog (a new process starts with an empty one): each `<schema>.db/<table>` folder as a
-    parquet table, its day partitions recovered. Returns the names registered."""
-    root = folder / "warehouse"
+    parquet table, its day partitions recovered. Returns the names registered. (dbt's
+    on-run-start registers them for dbt; this is for refill's own reads outside dbt.)"""
+    root = folder
     names = []
     for schema_dir in sorted(root.glob("*.db")) if root.is_dir() else []:
         schema = schema_dir.name.removesuffix(".db")
@@ -82,7 +88,10 @@ def register_tables(spark, folder: Path) -> list[str]:
                 continue
             name = f"{_identifier(schema)}.{_identifier(table_dir.name)}"
             location = spark_literals.string_literal(str(table_dir))
-            spark.sql(f"create table if not exists {name} using parquet location {location}")
+            spark.sql(
+                f"create table if not exists {name} using parquet "
+                f"options (partitionOverwriteMode 'dynamic') location {location}"
+            )
             with contextlib.suppress(Exception):  # a table without partitions has none to find
                 spark.sql(f"alter table {name} recover partitions")
             names.append(name)
@@ -161,7 +170,8 @@ class SparkWarehouse:
         )
 
     def exists(self) -> bool:
-        return (self.path / "warehouse").is_dir()
+        """A warehouse exists once dbt created its ops tables (`ops.db`, Spark's layout)."""
+        return (self.path / "ops.db").is_dir()
 
     def check_readable(self) -> None:
         if self.path.exists() and not self.path.is_dir():
@@ -196,6 +206,9 @@ class SparkWarehouse:
             on_wait=on_wait,
         )
 
+    def start_session(self) -> None:
+        session(self.path)
+
     def live_waiting(self) -> bool:
         return locking.live_waiter(partition_locks.gate(self.path)) is not None
 
@@ -219,7 +232,7 @@ class SparkWarehouse:
     def open(self, *, read_only: bool, wait_seconds: float) -> SparkConnection:
         spark = session(self.path)
         if not read_only:
-            (self.path / "warehouse").mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)
         _registered_once(self.path, spark)
         return SparkConnection(spark, read_only=read_only)
 
