@@ -65,6 +65,10 @@ def literal(value: Any) -> str:
         return f"date'{value.isoformat()}'"
     if isinstance(value, str):
         return string_literal(value)
+    if isinstance(value, list | tuple):
+        # an array of typed literals (a run's partitions_touched); an empty one takes the
+        # column's type where it is inserted
+        return "array(" + ", ".join(literal(item) for item in value) + ")"
     raise RefillError(f"a parameter of type {type(value).__name__} has no Spark SQL literal")
 
 

@@ -74,13 +74,18 @@ def test_a_nul_character_is_refused():
             "timestamp'2026-01-02 01:04:05.000000'",
         ),
         (datetime(2026, 1, 2, tzinfo=UTC), "timestamp'2026-01-02 00:00:00.000000'"),
+        ([date(2026, 1, 1), date(2026, 1, 2)], "array(date'2026-01-01', date'2026-01-02')"),
+        (["a'b"], "array('a\\'b')"),
+        ([], "array()"),
     ],
 )
 def test_each_type_has_its_typed_literal(value, expected):
     assert literal(value) == expected
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), Decimal("NaN"), object(), b"x"])
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), Decimal("NaN"), object(), b"x", [object()], {"a": 1}]
+)
 def test_a_value_without_a_safe_literal_is_refused(value):
     with pytest.raises(RefillError):
         literal(value)
