@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup demo test lint unit bench bench-quick board clean
+.PHONY: setup setup-spark demo test lint unit bench bench-quick board clean
 
 setup: $(VENV)/.installed
 
@@ -13,12 +13,20 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
+## The `spark` target's extra (dbt-spark, pyspark; Java 17 on the PATH): see README, Running on Spark.
+setup-spark: $(VENV)/.installed-spark
+
+$(VENV)/.installed-spark: $(VENV)/.installed pyproject.toml constraints.txt constraints-spark.txt
+	$(BIN)/pip install --quiet -c constraints.txt -c constraints-spark.txt -e '.[dev,spark]'
+	touch $@
+
 ## The main job on the embedded default (DuckDB, a temporary local Prefect server).
 demo: setup
 	$(BIN)/refill demo
 
-## Lint, then every test (dbt unit and data tests run inside the pytest suite).
-test: setup lint
+## Lint, then every test (dbt unit and data tests run inside the pytest suite; the Spark
+## tests, tests/spark/, on a local Spark).
+test: setup setup-spark lint
 	$(BIN)/pytest
 
 lint: setup

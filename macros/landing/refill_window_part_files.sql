@@ -1,4 +1,8 @@
 {% macro refill_window_part_files(manifests_relation) %}
+    {{ return(adapter.dispatch('refill_window_part_files', 'refill')(manifests_relation)) }}
+{% endmacro %}
+
+{% macro default__refill_window_part_files(manifests_relation) %}
     {#-- The part files of the window (relative to the landing root), as listed by the
          manifests model that passed the readiness gate in this run. --#}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}

@@ -1,4 +1,8 @@
 {% macro refill_create_ops_relations() %}
+    {{ return(adapter.dispatch('refill_create_ops_relations', 'refill')()) }}
+{% endmacro %}
+
+{% macro default__refill_create_ops_relations() %}
     {#--
         The ops relations, created before every run (on-run-start). They are not dbt
         models: they hold the history of runs, and a model's rebuild would erase it.

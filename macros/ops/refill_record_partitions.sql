@@ -1,4 +1,8 @@
 {% macro refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
+    {{ return(adapter.dispatch('refill_record_partitions', 'refill')(manifests_model, upstream_model)) }}
+{% endmacro %}
+
+{% macro default__refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
     {#--
         Post-hook, last: stage the ledger rows of the chunk's partitions (the model's
         shadow ledger), after the audits passed. refill_publish moves them into

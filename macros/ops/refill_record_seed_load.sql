@@ -1,4 +1,8 @@
 {% macro refill_record_seed_load() %}
+    {{ return(adapter.dispatch('refill_record_seed_load', 'refill')()) }}
+{% endmacro %}
+
+{% macro default__refill_record_seed_load() %}
     {#--
         Seed post-hook, inside the seed's load transaction: record the key of the content
         it was loaded with, given by the flows as var refill_seed_key (a hash of the

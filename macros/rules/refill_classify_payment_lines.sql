@@ -1,4 +1,14 @@
-{% macro refill_classify_payment_lines(raw_lines, markets, currencies) %}
+{% macro refill_classify_payment_lines(raw_lines, markets, currencies) -%}
+    {#- In dbt, the engine's spelling (spark__: refill_classify_payment_lines__spark.sql);
+        rendered with plain Jinja (bench/floor.py, no dbt context), DuckDB's. -#}
+    {%- if adapter is defined -%}
+        {{ adapter.dispatch('refill_classify_payment_lines', 'refill')(raw_lines, markets, currencies) }}
+    {%- else -%}
+        {{ default__refill_classify_payment_lines(raw_lines, markets, currencies) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro default__refill_classify_payment_lines(raw_lines, markets, currencies) %}
     {#
         The classification of landed payment lines: its one home. A query over
         `raw_lines` (landed_date, file_name, line_number, line_text, is_valid_utf8) that

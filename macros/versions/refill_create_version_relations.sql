@@ -1,4 +1,8 @@
 {% macro refill_create_version_relations() %}
+    {{ return(adapter.dispatch('refill_create_version_relations', 'refill')()) }}
+{% endmacro %}
+
+{% macro default__refill_create_version_relations() %}
     {#--
         The version pointer, created before every run (on-run-start). Which version of a
         versioned model consumers read is warehouse state, not code: dbt's

@@ -1,4 +1,8 @@
 {% macro refill_create_version_view(model_name, publishing=[]) %}
+    {{ return(adapter.dispatch('refill_create_version_view', 'refill')(model_name, publishing)) }}
+{% endmacro %}
+
+{% macro default__refill_create_version_view(model_name, publishing=[]) %}
     {#--
         Rendered by refill_publish, inside its transaction, when a version of
         `model_name` is published: (re)create the consumer view <schema>.<model_name>

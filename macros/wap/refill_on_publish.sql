@@ -1,4 +1,8 @@
 {% macro refill_on_publish(statement) %}
+    {{ return(adapter.dispatch('refill_on_publish', 'refill')(statement)) }}
+{% endmacro %}
+
+{% macro default__refill_on_publish(statement) %}
     {#-- Post-hook of a partitioned model: a statement to run inside the publish
          transaction, with the chunk (e.g. the view `refill cutover` reads). Rendered here,
          in the model's context (refs resolve), staged beside the shadow, and run by

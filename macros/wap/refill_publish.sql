@@ -1,4 +1,8 @@
 {% macro refill_publish(results) %}
+    {{ return(adapter.dispatch('refill_publish', 'refill')(results)) }}
+{% endmacro %}
+
+{% macro default__refill_publish(results) %}
     {#--
         on-run-end: publish the invocation's chunks, all in one DuckDB transaction, or
         none. Every partitioned model this invocation built (its shadow written and

@@ -1,4 +1,8 @@
 {% macro refill_shadow_relation(relation, suffix='') %}
+    {{ return(adapter.dispatch('refill_shadow_relation', 'refill')(relation, suffix)) }}
+{% endmacro %}
+
+{% macro default__refill_shadow_relation(relation, suffix='') %}
     {#-- Where a partitioned model writes its chunk before publish: schema `wap`, named
          after the published relation (schema__identifier), so no consumer reads it and
          two schemas never share one. suffix='__ledger': the chunk's ledger rows. --#}

@@ -1,0 +1,106 @@
+{% macro spark__refill_create_ops_relations() %}
+    {#--
+        Spark (on-run-start): the same ops relations as parquet tables, each external at
+        its folder (refill_spark_location). The catalog lives in this process's memory, so
+        every invocation registers them again from their folders, and with them the
+        seeds and published models a previous process wrote (known from ops.seed_loads and
+        the ledger), and tells dbt's cache. Spark's parquet tables have no delete or update:
+        the ledger is partitioned by (model_name, partition_date) and replaced per day by a
+        dynamic overwrite (spark__refill_publish); the other logs are append-only, read
+        latest row wins. Runs its statements itself (Spark takes one per call); renders
+        nothing.
+    --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set ops = api.Relation.create(schema='ops', identifier='partition_ledger', type='table') -%}
+
+    {#-- The row rules and the readiness gate call error(message), DuckDB's spelling. --#}
+    {%- do run_query(
+        "create or replace temporary function error(message string) returns boolean"
+        ~ " return raise_error(message)") -%}
+    {#-- refill_audit_version_reconciles lists the window's days with DuckDB's generate_series. --#}
+    {%- do run_query(
+        "create or replace temporary function generate_series(first_day date, last_day date, step interval day)"
+        ~ " returns table (day date) return select explode(sequence(first_day, last_day, step))") -%}
+
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_ledger', type='table'),
+        "status string, run_id string, git_commit string, code_version string,"
+        ~ " source_fingerprint string, rows_written bigint, source_records bigint,"
+        ~ " is_backfill boolean, window_start date, window_end date, published_at timestamp,"
+        ~ " model_name string, partition_date date",
+        'model_name, partition_date') -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_attempts', type='table'),
+        "run_id string, command string, partition_date date, chunk_start date, chunk_end date,"
+        ~ " attempt int, outcome string, message string, started_at timestamp, ended_at timestamp,"
+        ~ " failed_step string") -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='run_log', type='table'),
+        "run_id string, command string, command_line string, parameters string, user_name string,"
+        ~ " host string, started_at timestamp, ended_at timestamp, outcome string,"
+        ~ " partitions_touched array<date>, message string") -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='notification_outbox', type='table'),
+        "idempotency_key string, flow_name string, logical_date date, outcome string,"
+        ~ " code_version string, message string, created_at timestamp, sent_at timestamp,"
+        ~ " delivery_attempts int, last_error string") -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
+        "seed_id string, load_key string, loaded_at timestamp") -%}
+    {#-- The readiness verdicts refill recorded (refill/warehouse/spark_readiness.py): one
+         row per day and part file, with the file's sha256; the latest recording of a day
+         wins. The gate and the line reader check the bytes they read against it. --#}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='readiness_verdicts', type='table'),
+        refill_spark_verdict_columns()) -%}
+    {%- do run_query("refresh table ops.partition_ledger") -%}
+    {%- do run_query("refresh table ops.seed_loads") -%}
+
+    {#-- What a previous process published or loaded: registered from its files. --#}
+    {%- set published = run_query("select distinct model_name from ops.partition_ledger").columns[0].values() -%}
+    {%- set loaded = run_query("select distinct seed_id from ops.seed_loads").columns[0].values() -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if (node.resource_type == 'model' and node.config.materialized == 'partitioned'
+                and (node.alias or node.name) in published)
+            or (node.resource_type == 'seed' and node.unique_id in loaded) -%}
+            {%- do refill_spark_register(refill_node_relation(node)) -%}
+            {%- do run_query("refresh table " ~ refill_node_relation(node)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- do run_query(
+        "create or replace view ops.data_as_of as
+        with islands as (
+            select
+                model_name,
+                partition_date,
+                published_at,
+                date_sub(partition_date, cast(row_number() over (
+                    partition by model_name order by partition_date
+                ) as integer)) as island
+            from ops.partition_ledger
+            where status = 'published'
+        ),
+
+        first_islands as (
+            select
+                model_name,
+                island,
+                min(partition_date) as first_partition,
+                max(partition_date) as complete_through,
+                max(published_at) as published_at,
+                row_number() over (partition by model_name order by min(partition_date)) as island_rank
+            from islands
+            group by model_name, island
+        )
+
+        select
+            model_name,
+            first_partition,
+            complete_through as data_as_of,
+            published_at
+        from first_islands
+        where island_rank = 1") -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_verdict_columns() %}
+    {{ return(
+        "dataset string, day date, is_ready boolean, reason string, part_file string,"
+        ~ " part_sha256 string, manifest_files bigint, manifest_records bigint, exported_at string,"
+        ~ " source_fingerprint string, recorded_at timestamp") }}
+{% endmacro %}

@@ -1,0 +1,34 @@
+{% macro refill_spark_location(relation) %}
+    {#-- Spark: the folder of `relation`, where Spark itself would put a managed table
+         (<spark.sql.warehouse.dir>/<schema>.db/<name>), as a string literal. Every table
+         refill writes on Spark is external at this folder, so a new process (the catalog is
+         in memory) registers it again from there, and a rebuild replaces its files. --#}
+    {%- if not execute -%}{{ return("''") }}{%- endif -%}
+    {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] -%}
+    {{ return(refill_string_literal(
+        warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier)) }}
+{% endmacro %}
+
+{% macro spark__location_clause() %}
+    {#-- dbt-spark's tables (seeds, staging) at refill's folder for them (refill_spark_location)
+         rather than managed: a managed table cannot be created over the folder a previous
+         process left, and with spark.sql.legacy.allowNonEmptyLocationInCTAS (profiles.yml)
+         a rebuild replaces its files. --#}
+    location {{ refill_spark_location(this) }}
+{%- endmacro %}
+
+{% macro refill_spark_register(relation, columns=none, partitioned_by=none) %}
+    {#-- Spark: make `relation` known to this process's catalog and to dbt's relation cache
+         (filled before on-run-start: a table it does not know, dbt would try to create).
+         `columns` (DDL) when its folder may not exist yet; without them the columns and
+         the partitions are read from the files. Partitioned tables replace only the days
+         present in the rows they are given, whatever the session says (the table option). --#}
+    {%- do run_query("create schema if not exists " ~ relation.schema) -%}
+    {%- do run_query(
+        "create table if not exists " ~ relation
+        ~ ((" (" ~ columns ~ ")") if columns else "")
+        ~ " using parquet options (partitionOverwriteMode 'dynamic')"
+        ~ ((" partitioned by (" ~ partitioned_by ~ ")") if partitioned_by and columns else "")
+        ~ " location " ~ refill_spark_location(relation)) -%}
+    {%- do adapter.cache_added(relation.incorporate(type='table')) -%}
+{% endmacro %}

@@ -1,0 +1,126 @@
+{% macro spark__refill_publish(results) %}
+    {#--
+        Spark (on-run-end): publish the invocation's chunks without a multi-table
+        transaction (parquet has none). Every shadow was written and audited before this
+        runs; if any node of the invocation failed, nothing is published. Then, in order:
+          1. each model's window replaced from its shadow (spark__refill_publish_partitions_sql:
+             a dynamic overwrite of the days the chunk has, and the window's other days
+             cleared, so an empty day ends empty), models in the order dbt built them;
+          2. the ledger rows of the whole chunk, LAST, in one statement (a dynamic overwrite
+             of ops.partition_ledger's (model, day) partitions): the ledger never claims a
+             day whose data was not replaced;
+          3. the statements the chunk staged (views refill cutover reads), the consumer views;
+          4. the shadows emptied and dropped.
+        A crash anywhere leaves the ledger as it was for the chunk's days (or all of step 2
+        done), and rerunning the chunk converges: each step replaces, never appends. Each
+        crash window and why it is harmless: docs/guarantees.md, "Engines".
+        Runs its statements itself (Spark takes one per call); renders nothing.
+    --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set chunk = [] -%}
+    {%- set failed = [] -%}
+    {%- for result in results if result.node is defined and result.node is not none -%}
+        {%- if result.status in ('error', 'fail', 'skipped', 'runtime error', 'partial success') -%}
+            {%- do failed.append(result.node.name) -%}
+        {%- elif result.node.resource_type == 'model' and result.node.config.materialized == 'partitioned' -%}
+            {%- do chunk.append(result.node) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if chunk | length == 0 -%}{{ return('') }}{%- endif -%}
+    {%- if failed -%}
+        {%- do refill_spark_drop_shadows(chunk) -%}
+        {{ return('') }}
+    {%- endif -%}
+
+    {%- set publishing = chunk | map(attribute='alias') | list -%}
+    {%- for node in chunk -%}
+        {%- set target = refill_node_relation(node) -%}
+        {%- set shadow = refill_shadow_relation(target) -%}
+        {%- set partition_column = node.config.partition_column -%}
+        {%- if refill_is_full_refresh(node) -%}
+            {#-- Every landed day: the table becomes the shadow's rows (files replaced). --#}
+            {%- do run_query("drop table if exists " ~ target) -%}
+            {%- do run_query("create schema if not exists " ~ target.schema) -%}
+            {%- do run_query("create table " ~ target
+                ~ " using parquet options (partitionOverwriteMode 'dynamic') partitioned by (" ~ partition_column ~ ")"
+                ~ " location " ~ refill_spark_location(target) ~ " as select * from " ~ shadow) -%}
+            {%- do adapter.cache_added(target) -%}
+        {%- else -%}
+            {%- set columns = [] -%}
+            {%- for column in adapter.get_columns_in_relation(shadow) -%}
+                {%- do columns.append(column.name ~ ' ' ~ column.data_type) -%}
+            {%- endfor -%}
+            {%- do refill_spark_register(target, columns | join(', '), partition_column) -%}
+            {%- do refill_publish_partitions_sql(target, shadow, partition_column) -%}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- set ledgers = [] -%}
+    {%- for node in chunk -%}
+        {%- do ledgers.append('select * from ' ~ refill_shadow_relation(refill_node_relation(node), '__ledger')) -%}
+    {%- endfor -%}
+    {%- do run_query(
+        "insert overwrite table ops.partition_ledger partition (model_name, partition_date)"
+        ~ " select status, run_id, git_commit, code_version, source_fingerprint, rows_written, source_records,"
+        ~ " is_backfill, window_start, window_end, published_at, model_name, partition_date"
+        ~ " from (" ~ ledgers | join(' union all ') ~ ") as chunk_ledger") -%}
+
+    {%- for node in chunk -%}
+        {%- set staged = refill_shadow_relation(refill_node_relation(node), '__on_publish') -%}
+        {%- if run_query("show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)).rows | length > 0 -%}
+            {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
+                {%- do run_query(statement) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set versioned = [] -%}
+    {%- for node in chunk if node.version is not none and node.name not in versioned -%}
+        {%- do versioned.append(node.name) -%}
+    {%- endfor -%}
+    {%- for model_name in versioned -%}
+        {%- set view_sql = refill_create_version_view(model_name, publishing) -%}
+        {%- if view_sql | trim -%}{%- do run_query(view_sql) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- do refill_spark_drop_shadows(chunk) -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro spark__refill_publish_partitions_sql(target, shadow, partition_column) %}
+    {#-- Spark: the window's days of `target` become exactly the chunk's rows in `shadow`:
+         a dynamic overwrite (the table's own option, whatever the session says) replaces
+         the days the chunk has, then each window day the chunk lacks is cleared by a
+         static overwrite of that one day with no rows. Runs its statements; renders nothing. --#}
+    {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column ~ ") select * from " ~ shadow) -%}
+    {%- set window = refill_window() -%}
+    {%- set absent = run_query(
+        "select cast(days.day as string) from generate_series(date '" ~ window.start_date ~ "', date '"
+        ~ window.end_date ~ "', interval 1 day) as days (day)"
+        ~ " where days.day not in (select distinct " ~ partition_column ~ " from " ~ shadow ~ ")"
+        ~ " order by 1").columns[0].values() -%}
+    {%- if absent | length > 0 -%}
+        {%- set kept = [] -%}
+        {%- for column in adapter.get_columns_in_relation(shadow) if column.name != partition_column -%}
+            {%- do kept.append(column.name) -%}
+        {%- endfor -%}
+        {%- for day in absent -%}
+            {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column
+                ~ " = date " ~ refill_string_literal(day) ~ ") select " ~ kept | join(', ')
+                ~ " from " ~ shadow ~ " where false") -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_drop_shadows(nodes) %}
+    {#-- Spark: the chunk's work tables emptied (a zero-row table written over their folder:
+         they are external, so a drop alone would keep the files) and dropped. --#}
+    {%- for node in nodes -%}
+        {%- for suffix in ['', '__ledger', '__on_publish'] -%}
+            {%- set shadow = refill_shadow_relation(refill_node_relation(node), suffix) -%}
+            {%- do run_query("drop table if exists " ~ shadow) -%}
+            {%- do run_query("create table " ~ shadow ~ " using parquet location " ~ refill_spark_location(shadow)
+                ~ " as select 1 as emptied where false") -%}
+            {%- do run_query("drop table if exists " ~ shadow) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+{% endmacro %}
