@@ -159,13 +159,14 @@ def build_chunk(
     runs it in-process, with its own warehouse session and a plain logger."""
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
+    store = warehouse_at(warehouse)
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)
 
     def on_wait(holder: locking.Holder) -> None:
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
 
     try:
-        with warehouse_at(warehouse).lock(
+        with store.lock(
             run_id=context.run_id,
             command=context.command,
             priority=context.priority,
@@ -178,6 +179,7 @@ def build_chunk(
             interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
             logger.info("chunk %s: building (attempt %d)", chunk, attempt)
+            store.record_readiness(project.catalog.names, chunk.start, chunk.end)
             outcome = project.build(variables, select=context.select, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,6 +80,11 @@ class Warehouse(Protocol):
     def start_session(self) -> None:
         """Start this process's engine session now (Spark: the JVM, tens of seconds), so a
         worker pays it once, before its first chunk; reads and writes nothing."""
+        ...
+
+    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
+        """Before a window's build: put the readiness verdicts where the engine's dbt reads
+        them (DuckDB: nothing, dbt asks the rule through the plugin; Spark: ops tables)."""
         ...
 
     def live_waiting(self) -> bool:

@@ -21,6 +21,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -69,7 +70,7 @@ def session(folder: Path):
     for key, value in session_settings(folder).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("FATAL")  # its errors reach refill as exceptions
     return spark
 
 
@@ -105,6 +106,10 @@ def _identifier(name: str) -> str:
     return f"`{name}`"
 
 
+_TABLES_VIEW = "refill_information_schema_tables"
+_COLUMNS_VIEW = "refill_information_schema_columns"
+
+
 class SparkConnection:
     """The boundary's `Connection` over a SparkSession: `?` rendered as literals, results
     collected as tuples, the engine's errors as SparkEngineError."""
@@ -113,14 +118,42 @@ class SparkConnection:
         self._spark = spark
         self._rows: list[tuple] = []
         self.read_only = read_only
+        # Spark's parquet tables have no update or delete: the logs are append-only there,
+        # read latest row wins (spark__refill_create_ops_relations); refill.warehouse.ops
+        # writes a closing row instead of updating the opening one.
+        self.append_only = True
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None) -> SparkConnection:
         text = spark_literals.render(query, parameters)
         try:
+            if "information_schema." in text:
+                text = self._with_information_schema(text)
             self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
         except Exception as error:  # noqa: BLE001 (pyspark's and py4j's, wrapped as one)
             raise SparkEngineError(f"{type(error).__name__}: {error}") from error
         return self
+
+    def _with_information_schema(self, text: str) -> str:
+        """Spark has no information_schema: the two views refill's portable SQL reads
+        (`tables`, `columns`: schema, name, column name and type) are answered from this
+        session's catalog, as temporary views refreshed for the statement."""
+        catalog = self._spark.catalog
+        tables, columns = [], []
+        for database in catalog.listDatabases():
+            for table in catalog.listTables(database.name):
+                if table.isTemporary:
+                    continue
+                tables.append((database.name, table.name))
+                for column in catalog.listColumns(table.name, database.name):
+                    columns.append((database.name, table.name, column.name, column.dataType))
+        schema = "table_schema string, table_name string"
+        self._spark.createDataFrame(tables, schema).createOrReplaceTempView(_TABLES_VIEW)
+        self._spark.createDataFrame(
+            columns, schema + ", column_name string, data_type string"
+        ).createOrReplaceTempView(_COLUMNS_VIEW)
+        return text.replace("information_schema.tables", _TABLES_VIEW).replace(
+            "information_schema.columns", _COLUMNS_VIEW
+        )
 
     def executemany(self, query: str, parameters: Sequence[Sequence[Any]]) -> SparkConnection:
         for values in parameters:
@@ -208,6 +241,16 @@ class SparkWarehouse:
 
     def start_session(self) -> None:
         session(self.path)
+
+    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
+        """dbt-spark's session has no hook for the rule: its verdicts for the window are
+        recorded in ops.readiness_verdicts, which the staging gate reads
+        (refill.warehouse.spark_readiness)."""
+        from refill.warehouse import spark_readiness
+
+        spark = session(self.path)
+        for dataset in datasets:
+            spark_readiness.record_verdicts(spark, dataset, start, end)
 
     def live_waiting(self) -> bool:
         return locking.live_waiter(partition_locks.gate(self.path)) is not None
