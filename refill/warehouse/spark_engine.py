@@ -47,6 +47,7 @@ def session_settings(folder: Path) -> dict[str, str]:
         "spark.master": os.environ.get(MASTER_ENV, DEFAULT_MASTER),
         "spark.driver.memory": os.environ.get(DRIVER_MEMORY_ENV, DEFAULT_DRIVER_MEMORY),
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
         # Spark's default (static) deletes every other day of the table: never that.
