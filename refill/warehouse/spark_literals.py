@@ -46,7 +46,9 @@ def literal(value: Any) -> str:
     if isinstance(value, bool):  # before int: bool is an int
         return "true" if value else "false"
     if isinstance(value, int):
-        return f"cast({int(value)} as bigint)"
+        number = int(value)
+        # an INT literal where it fits (LIMIT takes no BIGINT); a BIGINT (`L`) beyond
+        return str(number) if -(2**31) <= number < 2**31 else f"{number}L"
     if isinstance(value, float):
         if not math.isfinite(value):
             raise RefillError(f"a parameter is not a finite number ({value!r})")
