@@ -36,7 +36,9 @@
                 'manifest_files': row['manifest_files'], 'manifest_records': row['manifest_records'],
                 'exported_at': row['exported_at'], 'source_fingerprint': row['source_fingerprint']}}) -%}
         {%- endif -%}
-        {%- if row['part_file'] is not none -%}{%- do by_day[row['day']]['part_files'].append(row['part_file']) -%}{%- endif -%}
+        {%- if row['part_file'] is not none -%}
+            {%- do by_day[row['day']]['part_files'].append(row['part_file']) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- set verdicts = [] -%}
     {%- for offset in range(window.days) -%}

@@ -20,10 +20,12 @@
 
     {%- do run_query("create schema if not exists " ~ shadow.schema) -%}
     {%- do run_query("drop table if exists " ~ shadow) -%}
-    {#-- External at its own folder: a shadow a crashed run left there is replaced. --#}
+    {#-- External at its own folder: the files an earlier run of this chunk left there are
+         all replaced (static: a dynamic overwrite would keep the days it does not write). --#}
     {%- call statement('main') -%}
         create table {{ shadow }}
         using parquet
+        options (partitionOverwriteMode 'static')
         partitioned by ({{ partition_column }})
         location {{ refill_spark_location(shadow) }}
         as

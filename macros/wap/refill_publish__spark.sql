@@ -38,13 +38,16 @@
         {%- set shadow = refill_shadow_relation(target) -%}
         {%- set partition_column = node.config.partition_column -%}
         {%- if refill_is_full_refresh(node) -%}
-            {#-- Every landed day: the table becomes the shadow's rows (files replaced). --#}
+            {#-- Every landed day: the table's files become the shadow's rows (a static
+                 overwrite of the whole folder), then it is registered again with its
+                 dynamic option, which every later window's publish relies on. --#}
             {%- do run_query("drop table if exists " ~ target) -%}
             {%- do run_query("create schema if not exists " ~ target.schema) -%}
             {%- do run_query("create table " ~ target
-                ~ " using parquet options (partitionOverwriteMode 'dynamic') partitioned by (" ~ partition_column ~ ")"
+                ~ " using parquet options (partitionOverwriteMode 'static') partitioned by (" ~ partition_column ~ ")"
                 ~ " location " ~ refill_spark_location(target) ~ " as select * from " ~ shadow) -%}
-            {%- do adapter.cache_added(target) -%}
+            {%- do run_query("drop table " ~ target) -%}
+            {%- do refill_spark_register(target) -%}
         {%- else -%}
             {%- set columns = [] -%}
             {%- for column in adapter.get_columns_in_relation(shadow) -%}
@@ -67,7 +70,9 @@
 
     {%- for node in chunk -%}
         {%- set staged = refill_shadow_relation(refill_node_relation(node), '__on_publish') -%}
-        {%- if run_query("show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)).rows | length > 0 -%}
+        {%- set found = run_query(
+            "show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)) -%}
+        {%- if found.rows | length > 0 -%}
             {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
                 {%- do run_query(statement) -%}
             {%- endfor -%}
@@ -90,7 +95,8 @@
          a dynamic overwrite (the table's own option, whatever the session says) replaces
          the days the chunk has, then each window day the chunk lacks is cleared by a
          static overwrite of that one day with no rows. Runs its statements; renders nothing. --#}
-    {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column ~ ") select * from " ~ shadow) -%}
+    {%- do run_query("insert overwrite table " ~ target ~ " partition (" ~ partition_column ~ ")"
+        ~ " select * from " ~ shadow) -%}
     {%- set window = refill_window() -%}
     {%- set absent = run_query(
         "select cast(days.day as string) from generate_series(date '" ~ window.start_date ~ "', date '"

@@ -66,7 +66,9 @@ def record_verdicts(spark, dataset: str, start: date, end: date) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: python -m refill.warehouse.spark_readiness DATASET START END", file=sys.stderr)
+        print(
+            "usage: python -m refill.warehouse.spark_readiness DATASET START END", file=sys.stderr
+        )
         return 2
     dataset = argv[0]
     start, end = date.fromisoformat(argv[1]), date.fromisoformat(argv[2])
