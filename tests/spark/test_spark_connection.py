@@ -11,20 +11,22 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from refill.warehouse.spark_engine import SparkEngineError, SparkWarehouse  # noqa: E402
+from refill.warehouse.spark_engine import SparkConnection, SparkEngineError  # noqa: E402
 from tests.unit.test_spark_literals import HOSTILE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def connection(tmp_path_factory):
-    warehouse = SparkWarehouse(tmp_path_factory.mktemp("spark"))
-    with warehouse.connect() as connection:
-        connection.execute("create database if not exists probe")
-        connection.execute(
-            "create table probe.values_in (k bigint, s string, d date, ts timestamp, "
-            "amount decimal(18,2)) using parquet"
-        )
-        yield connection
+def connection(spark):
+    """The boundary's connection on the Spark tests' one session (tests/spark/conftest.py)."""
+    connection = SparkConnection(spark, read_only=False)
+    connection.execute("create database if not exists probe")
+    connection.execute("drop table if exists probe.values_in")
+    connection.execute(
+        "create table probe.values_in (k bigint, s string, d date, ts timestamp, "
+        "amount decimal(18,2)) using parquet"
+    )
+    yield connection
+    connection.execute("drop table if exists probe.values_in")
 
 
 def test_hostile_strings_and_typed_values_round_trip(connection):
