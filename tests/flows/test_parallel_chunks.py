@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+
 from harness.concurrency import check_chunks_within_limit, read_writes
 from refill.cli import main
 from refill.errors import EXIT_OK
@@ -18,6 +20,11 @@ from refill.sample_data import DaySpec, write_days
 from refill.warehouse import ops
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from tests.helpers import expected_day, published_by_day, query
+
+# The session's Prefect server, as the other flow tests: the slots' events go to a server
+# that outlives the test (a command's own temporary server stops with it, and a later
+# harness's teardown would wait on events addressed to it).
+pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 D1 = date(2026, 2, 1)
 
