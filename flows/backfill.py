@@ -9,6 +9,7 @@ the warehouse lock (flows/tasks.py:build_window); `wait_for_late_days` builds th
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from prefect.runtime import flow_run
 
 from flows.lifecycle import ReadyWait, Retries, RunEnding, recorded_run
 from flows.preview import preview_path
+from flows.scheduler import ParallelBuilds
 from flows.signals import end_as_cancelled
 from flows.tasks import (
     ChunkFailed,
@@ -38,6 +40,7 @@ from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks, make_plan
 from refill.rules.planning import Chunk
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
+from refill.warehouse.engine import warehouse_at
 
 # The board reads the deployment's retry delays here (refill/views/board.py); their home
 # is settings.
@@ -115,13 +118,15 @@ def refuse_unsigned_restatement(plan: BackfillPlan) -> None:
         )
 
 
-def _progress(logger, report: BackfillReport, done: int, total: int, result: ChunkResult) -> None:
+def _progress(
+    logger, report: BackfillReport, done: int, total: int, result: ChunkResult, running: str = ""
+) -> None:
     width = 20
     filled = round(width * done / total) if total else width
     average = sum(report.chunk_seconds) / len(report.chunk_seconds)
     eta = average * (total - done)
     logger.info(
-        "[%s%s] %d/%d chunks · %s · %d rows · %.1fs · ETA %.0fs",
+        "[%s%s] %d/%d chunks · %s · %d rows · %.1fs · ETA %.0fs%s",
         "#" * filled,
         "-" * (width - filled),
         done,
@@ -130,6 +135,7 @@ def _progress(logger, report: BackfillReport, done: int, total: int, result: Chu
         result.rows,
         result.seconds,
         eta,
+        running,
     )
 
 
@@ -147,26 +153,34 @@ class ChunkLoop:
     total: int  # chunks the run expects to build, for the progress line
     done: int = 0
     stopped: bool = False  # a day was not ready: no further chunk is built
+    # Several chunks at once (an engine with concurrent writers): flows/scheduler.py
+    parallel: ParallelBuilds | None = None
 
     def build(self, chunks: Sequence[Chunk], *, recheck: Collection[date] = ()) -> None:
         """Build `chunks`; a day of `recheck` (not ready when planned) is checked again
         before its chunk, which is not built if the day still is not ready."""
+        if self.parallel is not None:
+            self.parallel.build(self, chunks, recheck)
+            return
         builder = self.retry.builder()
         for chunk in chunks:
-            if self.stopped:
-                return
-            interrupts.raise_if_requested(f"before chunk {chunk}")
-            unready = [day for day in chunk.days if day in recheck and not _is_ready(day)]
-            if unready:
-                self.report.not_ready += unready
-                get_run_logger().warning(
-                    "stopping before chunk %s: not ready %s (--on-missing fail)",
-                    chunk,
-                    ", ".join(map(str, unready)),
-                )
-                self.stopped = True
+            if self.stopped or not self.may_start(chunk, recheck):
                 return
             self._build_one(builder, chunk)
+
+    def may_start(self, chunk: Chunk, recheck: Collection[date]) -> bool:
+        """The checks before a chunk starts: a stop asked, a day still not ready."""
+        interrupts.raise_if_requested(f"before chunk {chunk}")
+        unready = [day for day in chunk.days if day in recheck and not _is_ready(day)]
+        if unready:
+            self.report.not_ready += unready
+            get_run_logger().warning(
+                "stopping before chunk %s: not ready %s (--on-missing fail)",
+                chunk,
+                ", ".join(map(str, unready)),
+            )
+            self.stopped = True
+        return not self.stopped
 
     def build_late(self, chunks: Sequence[Chunk]) -> None:
         """Build the chunks of days that landed late; the progress line counts them too."""
@@ -174,7 +188,6 @@ class ChunkLoop:
         self.build(chunks)
 
     def _build_one(self, builder, chunk: Chunk) -> None:
-        report = self.report
         try:
             # a stop asked while this chunk waits (between attempts) ends the wait;
             # its build itself, once started, commits or rolls back whole
@@ -184,24 +197,34 @@ class ChunkLoop:
             record_interrupted_attempt(self.context, chunk)
             raise
         except ChunkFailed as failure:
-            if not failure.recorded:
-                record_unrecorded_attempt(self.context, chunk, failure, self.retry.at_least_one)
-            report.failed[str(chunk)] = str(failure)
-            report.failures.append(failure)
-            report.failed_days += chunk.days
-            # The message itself is in the run's closing line; here, what happened.
-            get_run_logger().warning(
-                "chunk %s failed at %s; the other chunks go on", chunk, failure.failed_step
-            )
-            self.done += 1
+            self.failed(chunk, failure)
             return
+        self.published(chunk, result)
+
+    def failed(self, chunk: Chunk, failure: ChunkFailed) -> None:
+        """Account for a chunk that failed; the others go on."""
+        report = self.report
+        if not failure.recorded:
+            record_unrecorded_attempt(self.context, chunk, failure, self.retry.at_least_one)
+        report.failed[str(chunk)] = str(failure)
+        report.failures.append(failure)
+        report.failed_days += chunk.days
+        # The message itself is in the run's closing line; here, what happened.
+        get_run_logger().warning(
+            "chunk %s failed at %s; the other chunks go on", chunk, failure.failed_step
+        )
+        self.done += 1
+
+    def published(self, chunk: Chunk, result: ChunkResult, running: str = "") -> None:
+        """Account for a chunk that published; `running`: the chunks still building."""
+        report = self.report
         self.done += 1
         report.published += chunk.days
         self.account.partitions += chunk.days
         report.rows += result.rows
         report.chunk_seconds.append(result.seconds)
         report.order_built.append(chunk)
-        _progress(get_run_logger(), report, self.done, self.total, result)
+        _progress(get_run_logger(), report, self.done, self.total, result, running)
 
 
 def _is_ready(day: date) -> bool:
@@ -301,7 +324,10 @@ def backfill(
         only_days=tuple(only_days) if only_days is not None else None,
     )
     project = shared_project()
-    concurrency, note = planning.effective_concurrency(max_concurrency, project.adapter_type)
+    store = warehouse_at()
+    concurrency, note = planning.effective_concurrency(
+        max_concurrency, store.concurrent_writers, store.name
+    )
     if note:
         logger.warning(note)
 
@@ -365,7 +391,8 @@ def backfill(
         board_key="refill-backfill-board",
         board_on_every_outcome=False,
     )
-    with recorded_run(project, account, ending):
+    parallel = ParallelBuilds(concurrency) if concurrency > 1 else contextlib.nullcontext()
+    with recorded_run(project, account, ending), parallel as builds:
         chunks = ChunkLoop(
             project,
             context,
@@ -373,6 +400,7 @@ def backfill(
             account,
             report,
             total=len(plan.chunks),
+            parallel=builds,
         )
         chunks.build(plan.chunks, recheck=plan.unready_in_chunks)
         if not chunks.stopped and plan.deferred:

@@ -29,6 +29,7 @@ from refill.rules.planning import Chunk, DayState, parse_day
 from refill.views import board
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
+from refill.warehouse.engine import warehouse_at
 
 
 @dataclass
@@ -77,8 +78,7 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
     if not warehouse.exists():
         return None
     models, versions = sorted(project.partitioned_models()), project.code_versions()
-    with locking.warehouse_lock(
-        warehouse,
+    with warehouse_at(warehouse).lock(
         run_id=context.run_id,
         command=context.command,
         priority=context.priority,

@@ -37,6 +37,7 @@ from refill.rules.plan import BackfillPlan
 from refill.views import preview_report
 from refill.warehouse import locking, ops, preview_store
 from refill.warehouse.dbt_runner import DbtProject, window_vars
+from refill.warehouse.engine import warehouse_at
 
 
 @dataclass
@@ -60,8 +61,7 @@ def _context(run_id: str, command: str, select: str | None, lock_wait: float) ->
 
 
 def _locked(context: RunContext, days: list[date] | None = None):
-    return locking.warehouse_lock(
-        settings.warehouse_path(),
+    return warehouse_at().lock(
         run_id=context.run_id,
         command=context.command,
         priority=context.priority,

@@ -23,7 +23,7 @@ from refill.errors import FailedStep, RefillError
 from refill.rules.planning import Chunk
 from refill.warehouse import locking, notify, ops
 from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
-from refill.warehouse.engine import ENGINE_ERRORS, is_transient
+from refill.warehouse.engine import ENGINE_ERRORS, is_transient, warehouse_at
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
 # failed waits at least this long for the warehouse to record its failure, even when its
@@ -72,6 +72,8 @@ class ChunkResult:
     rows: int
     seconds: float
     attempt: int
+    # a worker process's first chunk: the seconds its warehouse session took to start
+    startup_seconds: float = 0.0
 
 
 def combined_code_version(versions: dict[str, str]) -> str:
@@ -86,8 +88,7 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     A fresh warehouse, a changed seed or a changed macro always loads."""
     warehouse = settings.warehouse_path()
     load_key = project.seed_load_key()
-    with locking.warehouse_lock(
-        warehouse,
+    with warehouse_at(warehouse).lock(
         run_id=context.run_id,
         command=context.command,
         priority=context.priority,
@@ -115,8 +116,7 @@ def with_warehouse(context: RunContext, work, partitions: list[date] | None = No
     bookkeeping: it waits the run's --lock-wait, and at least BOOKKEEPING_LOCK_WAIT_SECONDS."""
     warehouse = settings.warehouse_path()
     with (
-        locking.warehouse_lock(
-            warehouse,
+        warehouse_at(warehouse).lock(
             run_id=context.run_id,
             command=context.command,
             priority=context.priority,
@@ -149,18 +149,24 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
     result, so the declared retries apply to transient failures only; the failed dbt
     transaction has already rolled back, so a retry starts from the same state.
     """
-    logger = get_run_logger()
-    attempt = task_run.run_count or 1
+    return build_chunk(project, context, chunk, task_run.run_count or 1, get_run_logger())
+
+
+def build_chunk(
+    project: DbtProject, context: RunContext, chunk: Chunk, attempt: int, logger
+) -> ChunkResult:
+    """build_window's work, without Prefect: a chunk worker process (flows/scheduler.py)
+    runs it in-process, with its own warehouse session and a plain logger."""
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
+    store = warehouse_at(warehouse)
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)
 
     def on_wait(holder: locking.Holder) -> None:
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
 
     try:
-        with locking.warehouse_lock(
-            warehouse,
+        with store.lock(
             run_id=context.run_id,
             command=context.command,
             priority=context.priority,
@@ -173,6 +179,7 @@ def build_window(project: DbtProject, context: RunContext, chunk: Chunk) -> Chun
             interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
             logger.info("chunk %s: building (attempt %d)", chunk, attempt)
+            store.record_readiness(project.catalog.names, chunk.start, chunk.end)
             outcome = project.build(variables, select=context.select, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(

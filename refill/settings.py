@@ -13,6 +13,12 @@ PACKAGE_PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT_DIR_ENV = "REFILL_PROJECT_DIR"
 DEFAULT_LANDING = "data/landing"
 DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
+# The engine follows dbt's target (profiles.yml reads the same variable): `duckdb` unless
+# DBT_TARGET names another. On Spark the warehouse is a folder (tables, locks, Spark's own).
+TARGET_ENV = "DBT_TARGET"
+DEFAULT_TARGET = "duckdb"
+ENGINES = ("duckdb", "spark")
+DEFAULT_SPARK_WAREHOUSE = "warehouse/spark"
 DEFAULT_DEMO_FOLDER = "data/demo"
 
 # The landing datasets and the models built from them are the dbt project's to name (the
@@ -58,6 +64,11 @@ DAILY_BY_HAND_WAIT_SECONDS = 0.0
 # docs/performance.md.
 CHUNK_DAYS = 92
 CHUNK_LINES = 500_000
+# On an engine with concurrent writers (Spark), --max-concurrency chunks run at once, each
+# holding one slot of this Prefect global concurrency limit (created with WAREHOUSE_SLOTS
+# when missing; an operator may change it), so every backfill on the warehouse shares them.
+WAREHOUSE_LIMIT_NAME = "refill-warehouse"
+WAREHOUSE_SLOTS = 2
 BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
 ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
 
@@ -97,7 +108,10 @@ def landing_root() -> Path:
 
 
 def warehouse_path() -> Path:
-    """The DuckDB warehouse file ($REFILL_WAREHOUSE)."""
+    """Where the engine's warehouse is: the DuckDB file ($REFILL_WAREHOUSE), or on Spark
+    the warehouse folder ($REFILL_SPARK_WAREHOUSE, spark_warehouse_path)."""
+    if engine_name() == "spark":
+        return spark_warehouse_path()
     return _resolve(os.environ.get("REFILL_WAREHOUSE", DEFAULT_WAREHOUSE))
 
 
@@ -105,6 +119,23 @@ def preview_report_dir(override: str | None = None) -> Path:
     """Where preview reports are saved: --report-dir, else $REFILL_PREVIEWS, else
     `previews/` in the project."""
     return _resolve(override or os.environ.get("REFILL_PREVIEWS", DEFAULT_PREVIEW_REPORTS))
+
+
+def engine_name() -> str:
+    """The engine refill runs on: the dbt target's name ($DBT_TARGET), `duckdb` by default.
+    The one home of the choice: the warehouse boundary and the planner read it here."""
+    target = os.environ.get(TARGET_ENV, DEFAULT_TARGET).strip() or DEFAULT_TARGET
+    if target not in ENGINES:
+        raise RefillError(
+            f"{TARGET_ENV}={target!r} is not an engine refill runs on; "
+            f"use one of {', '.join(ENGINES)}"
+        )
+    return target
+
+
+def spark_warehouse_path() -> Path:
+    """The Spark warehouse folder ($REFILL_SPARK_WAREHOUSE): tables, locks, Spark's files."""
+    return _resolve(os.environ.get("REFILL_SPARK_WAREHOUSE", DEFAULT_SPARK_WAREHOUSE))
 
 
 def _resolve(raw: str) -> Path:

@@ -1,5 +1,5 @@
 """Measure the Python side's layering: import cycles, module sizes, and which modules
-import the engine (duckdb) and the orchestrator (prefect).
+import the engines (duckdb, pyspark) and the orchestrator (prefect).
 
     python tools/layers.py [PACKAGE ...]        # default: every product package found
 
@@ -7,7 +7,8 @@ Prints one line per finding and a summary; exits 1 when a rule is broken, so CI 
 - no import cycle among the product's modules (imports inside functions count: they are
   still arrows between modules, only deferred);
 - no product module over MAX_LINES lines;
-- only the modules in DUCKDB_HOMES import duckdb, only those in PREFECT_HOMES import prefect
+- only the modules in DUCKDB_HOMES import duckdb, only those in PYSPARK_HOMES import pyspark,
+  only those in PREFECT_HOMES import prefect
   (both are prefixes; empty means "not checked", for measuring a layout before it has homes).
 """
 
@@ -22,6 +23,7 @@ PRODUCT_PACKAGES = ("refill", "flows")
 MAX_LINES = 500
 # Where the engine and the orchestrator may be imported (module-name prefixes).
 DUCKDB_HOMES: tuple[str, ...] = ("refill.warehouse",)  # the one boundary to the engine
+PYSPARK_HOMES: tuple[str, ...] = ("refill.warehouse",)  # the same boundary, on Spark
 PREFECT_HOMES: tuple[str, ...] = ("flows",)  # the Prefect flows, tasks and artifacts
 
 
@@ -112,8 +114,10 @@ def main(argv: list[str]) -> int:
     loops = cycles(internal_edges(found))
     oversized = sorted((n for n, s in sizes.items() if s > MAX_LINES), key=lambda n: -sizes[n])
     duckdb_users = importers(found, "duckdb")
+    pyspark_users = importers(found, "pyspark")
     prefect_users = importers(found, "prefect")
     stray_duckdb = [m for m in duckdb_users if DUCKDB_HOMES and not m.startswith(DUCKDB_HOMES)]
+    stray_pyspark = [m for m in pyspark_users if PYSPARK_HOMES and not m.startswith(PYSPARK_HOMES)]
     stray_prefect = [m for m in prefect_users if PREFECT_HOMES and not m.startswith(PREFECT_HOMES)]
 
     print(f"packages: {', '.join(packages)}: {len(found)} modules, {sum(sizes.values())} lines")
@@ -122,14 +126,16 @@ def main(argv: list[str]) -> int:
     for name in oversized:
         print(f"over {MAX_LINES} lines: {name} ({sizes[name]})")
     print(f"import duckdb ({len(duckdb_users)}): {', '.join(duckdb_users) or '-'}")
+    print(f"import pyspark ({len(pyspark_users)}): {', '.join(pyspark_users) or '-'}")
     print(f"import prefect ({len(prefect_users)}): {', '.join(prefect_users) or '-'}")
     print(
         f"summary: {len(loops)} cycle(s), {len(oversized)} module(s) over {MAX_LINES} lines, "
         f"largest {max(sizes.values(), default=0)} lines, "
         f"{len(duckdb_users)} importing duckdb ({len(stray_duckdb)} outside its home), "
+        f"{len(pyspark_users)} importing pyspark ({len(stray_pyspark)} outside its home), "
         f"{len(prefect_users)} importing prefect ({len(stray_prefect)} outside its home)"
     )
-    return 1 if loops or oversized or stray_duckdb or stray_prefect else 0
+    return 1 if loops or oversized or stray_duckdb or stray_pyspark or stray_prefect else 0
 
 
 if __name__ == "__main__":

@@ -227,14 +227,18 @@ def _cut(
     return chunks
 
 
-def effective_concurrency(requested: int, adapter_type: str) -> tuple[int, str | None]:
+def effective_concurrency(
+    requested: int, concurrent_writers: bool, engine_name: str
+) -> tuple[int, str | None]:
     """How many chunks run at once, and the one line that says so when it is not what was
-    asked. DuckDB has one writing process per file: chunks run one at a time there (the
-    flows record both numbers in the run log; an engine that can run chunks in parallel
-    gives the value its meaning)."""
-    if adapter_type == "duckdb" and requested > 1:
-        return 1, (
-            f"--max-concurrency {requested}: DuckDB runs one chunk at a time (one process "
-            "writes the file, and DuckDB uses every core inside each chunk)"
-        )
+    asked. An engine whose warehouse admits one writing process (DuckDB: one process writes
+    the file) runs chunks one at a time (the flows record both numbers in the run log); one
+    with concurrent writers (Spark) runs up to `requested` (refill.warehouse.engine)."""
+    if not concurrent_writers and requested > 1:
+        if engine_name == "duckdb":
+            return 1, (
+                f"--max-concurrency {requested}: DuckDB runs one chunk at a time (one process "
+                "writes the file, and DuckDB uses every core inside each chunk)"
+            )
+        return 1, f"--max-concurrency {requested}: {engine_name} admits one writer at a time"
     return requested, None

@@ -200,8 +200,9 @@ class DbtProject:
         (refill_code_version): one compile of an inline expression, not one per model.
 
         The answer is kept in the target folder under a key of everything the macro reads
-        (the graph's checksums and edges, the project's macros, dbt_project.yml for
-        code_epoch): a command on an unchanged project reads it instead of compiling."""
+        (the adapter, the graph's checksums and edges, the project's macros,
+        dbt_project.yml for code_epoch): a command on an unchanged project reads it
+        instead of compiling."""
         if self._code_versions is None:
             nodes = self.partitioned_models()
             key = self._code_version_key(nodes)
@@ -236,6 +237,9 @@ class DbtProject:
             if not unique_id.startswith("sql_operation.")
         )
         return _fingerprint(
+            # the engine's: dispatched macros give each adapter its own versions, and one
+            # project folder serves both targets (DBT_TARGET)
+            self.adapter_type,
             graph,
             sorted(nodes),
             self._project_macros(),

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
@@ -36,6 +37,10 @@ class DuckDBWarehouse:
     # The engine's own exceptions: a caller that must survive any warehouse failure
     # (recording a run's outcome) catches these beside RefillError.
     errors: ClassVar[tuple[type[BaseException], ...]] = (duckdb.Error,)
+    # One process writes the file: chunks run one at a time (DuckDB uses every core inside
+    # each chunk).
+    concurrent_writers: ClassVar[bool] = False
+    name: ClassVar[str] = "duckdb"
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:
@@ -70,6 +75,16 @@ class DuckDBWarehouse:
             wait_seconds=wait_seconds,
             on_wait=on_wait,
         )
+
+    def start_session(self) -> None:
+        """DuckDB runs inside the process: nothing to start (and the file is not opened
+        outside the lock protocol)."""
+
+    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
+        """dbt asks the readiness rule itself, through the plugin's SQL functions."""
+
+    def live_waiting(self) -> bool:
+        return locking.live_waiter(self.path) is not None
 
     @contextlib.contextmanager
     def read(

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
 from refill import settings
 from refill.errors import RefillError
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
+from refill.warehouse.spark_engine import SparkWarehouse
 
 
 class Connection(Protocol):
@@ -46,6 +48,10 @@ class Warehouse(Protocol):
 
     path: Path
     errors: tuple[type[BaseException], ...]  # the engine's own exceptions
+    # Whether several processes may write at once (over disjoint days): the planner runs
+    # up to --max-concurrency chunks in parallel only then.
+    concurrent_writers: bool
+    name: str  # the engine's name, as DBT_TARGET names it
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:
@@ -71,6 +77,20 @@ class Warehouse(Protocol):
         """Hold the warehouse for a write (or a read), bounded by `wait_seconds`."""
         ...
 
+    def start_session(self) -> None:
+        """Start this process's engine session now (Spark: the JVM, tens of seconds), so a
+        worker pays it once, before its first chunk; reads and writes nothing."""
+        ...
+
+    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
+        """Before a window's build: put the readiness verdicts where the engine's dbt reads
+        them (DuckDB: nothing, dbt asks the rule through the plugin; Spark: ops tables)."""
+        ...
+
+    def live_waiting(self) -> bool:
+        """Whether a live run (daily) waits for the warehouse now: history goes after it."""
+        ...
+
     def read(
         self, *, reader: str = "read", wait_seconds: float = ..., on_wait: Callable | None = None
     ) -> contextlib.AbstractContextManager[Connection]:
@@ -88,14 +108,20 @@ class Warehouse(Protocol):
         ...
 
 
-# The engine refill runs on. Spark (docs/spark.md) would be chosen here, from settings.
-ENGINE = DuckDBWarehouse
-ENGINE_ERRORS: tuple[type[BaseException], ...] = ENGINE.errors
+ENGINES: dict[str, type] = {"duckdb": DuckDBWarehouse, "spark": SparkWarehouse}
+# Every engine's own exceptions (a caller that survives any warehouse failure catches these):
+# neither list imports its engine's client library beyond what it has loaded already.
+ENGINE_ERRORS: tuple[type[BaseException], ...] = DuckDBWarehouse.errors + SparkWarehouse.errors
+
+
+def engine():
+    """The engine refill runs on, as settings.engine_name() (DBT_TARGET) chooses it."""
+    return ENGINES[settings.engine_name()]
 
 
 def warehouse_at(path: Path | None = None) -> Warehouse:
     """The warehouse at `path` (default: settings.warehouse_path()) on refill's engine."""
-    return ENGINE(settings.warehouse_path() if path is None else path)
+    return engine()(settings.warehouse_path() if path is None else path)
 
 
 def is_transient(error: BaseException) -> bool:
@@ -103,4 +129,4 @@ def is_transient(error: BaseException) -> bool:
     held too long is transient: its holder finishes), the engine's on the ones it raised."""
     if isinstance(error, RefillError):
         return error.transient
-    return ENGINE.is_transient_error(error)
+    return any(known.is_transient_error(error) for known in ENGINES.values())

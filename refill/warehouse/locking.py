@@ -290,6 +290,12 @@ def _live_waiter(warehouse: Path) -> Holder | None:
     return None
 
 
+def live_waiter(warehouse: Path) -> Holder | None:
+    """A live run or a reader waiting for the warehouse now (the scheduler of parallel
+    chunks starts none while one waits)."""
+    return _live_waiter(warehouse)
+
+
 @contextlib.contextmanager
 def live_waiting(warehouse: Path, holder: Holder) -> Iterator[None]:
     """Stand in the queue as `holder` (a live run waiting) for the block's duration."""

@@ -92,6 +92,8 @@ class Delivery:
 
 def enqueue(connection, notification: Notification) -> bool:
     """Add the notification unless its key is already there. True when it is new."""
+    if getattr(connection, "append_only", False):
+        return _enqueue_appending(connection, notification)
     inserted = connection.execute(
         "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, outcome, "
         "code_version, message, created_at) values (?, ?, ?, ?, ?, ?, ?) "
@@ -107,6 +109,31 @@ def enqueue(connection, notification: Notification) -> bool:
         ],
     ).fetchall()
     return bool(inserted)
+
+
+def _enqueue_appending(connection, notification: Notification) -> bool:
+    """An engine without `on conflict` (Spark's parquet): look, then append. The caller
+    holds the warehouse's bookkeeping lock, so no other run appends the key in between."""
+    (found,) = connection.execute(
+        "select count(*) from ops.notification_outbox where idempotency_key = ?",
+        [notification.idempotency_key],
+    ).fetchone()
+    if found:
+        return False
+    connection.execute(
+        "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, outcome, "
+        "code_version, message, created_at, delivery_attempts) values (?, ?, ?, ?, ?, ?, ?, 0)",
+        [
+            notification.idempotency_key,
+            notification.flow_name,
+            notification.logical_date,
+            notification.outcome,
+            notification.code_version,
+            notification.message,
+            utc_now(),
+        ],
+    )
+    return True
 
 
 def read_pending(connection) -> list[Pending]:

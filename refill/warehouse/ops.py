@@ -115,10 +115,21 @@ def record_run_start(
 def record_run_end(
     connection, run_id: str, outcome: str, partitions: list[date], message: str
 ) -> None:
+    values = [utc_now(), outcome, sorted(set(partitions)), message, run_id]
+    if getattr(connection, "append_only", False):
+        # an engine without update (Spark's parquet): the closing row is appended, a copy
+        # of the opening one with the end filled in; readers take the latest row per run
+        connection.execute(
+            "insert into ops.run_log select run_id, command, command_line, parameters, "
+            "user_name, host, started_at, ?, ?, ?, ? from ops.run_log "
+            "where run_id = ? and outcome = 'running'",
+            values,
+        )
+        return
     connection.execute(
         "update ops.run_log set ended_at = ?, outcome = ?, partitions_touched = ?, message = ? "
         "where run_id = ?",
-        [utc_now(), outcome, sorted(set(partitions)), message, run_id],
+        values,
     )
 
 

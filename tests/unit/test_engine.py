@@ -19,6 +19,7 @@ from refill.errors import RefillError
 from refill.warehouse import cutover_store, locking, ops
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from refill.warehouse.engine import ENGINE_ERRORS, Warehouse, is_transient, warehouse_at
+from refill.warehouse.spark_engine import SparkWarehouse
 
 LEDGER = """
     create schema ops;
@@ -40,17 +41,34 @@ def make_warehouse(path: Path, sql: str = "select 1") -> Path:
     return path
 
 
-def test_duckdb_implements_every_member_of_the_interface():
+@pytest.mark.parametrize("engine", [DuckDBWarehouse, SparkWarehouse])
+def test_each_engine_implements_every_member_of_the_interface(engine):
     members = [
         name
         for name in vars(Warehouse)
         if not name.startswith("_") and name not in ("path", "errors")
     ]
     for name in members:
-        ours = inspect.signature(getattr(DuckDBWarehouse, name))
+        ours = inspect.signature(getattr(engine, name))
         theirs = inspect.signature(getattr(Warehouse, name))
         assert list(ours.parameters) == list(theirs.parameters), name
-    assert DuckDBWarehouse.errors == ENGINE_ERRORS == (duckdb.Error,)
+    assert isinstance(engine.concurrent_writers, bool) and isinstance(engine.name, str)
+    assert set(engine.errors) <= set(ENGINE_ERRORS)
+    assert DuckDBWarehouse.errors == (duckdb.Error,)
+
+
+def test_the_engine_follows_the_dbt_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "refill.duckdb"))
+    monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
+    monkeypatch.delenv("DBT_TARGET", raising=False)
+    assert warehouse_at() == DuckDBWarehouse(tmp_path / "refill.duckdb")
+    assert not warehouse_at().concurrent_writers
+    monkeypatch.setenv("DBT_TARGET", "spark")
+    assert warehouse_at() == SparkWarehouse(tmp_path / "spark")
+    assert warehouse_at().concurrent_writers
+    monkeypatch.setenv("DBT_TARGET", "postgres")
+    with pytest.raises(RefillError, match="DBT_TARGET='postgres' is not an engine"):
+        warehouse_at()
 
 
 def test_the_warehouse_is_at_the_configured_path_unless_given_one(tmp_path, monkeypatch):

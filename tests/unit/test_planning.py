@@ -164,8 +164,11 @@ def test_only_unfinished_days_are_built_unless_restating():
 
 
 def test_duckdb_runs_chunks_one_at_a_time():
-    assert planning.effective_concurrency(4, "duckdb")[0] == 1
-    assert planning.effective_concurrency(4, "spark") == (4, None)
+    concurrency, note = planning.effective_concurrency(4, False, "duckdb")
+    assert concurrency == 1
+    assert note.startswith("--max-concurrency 4: DuckDB runs one chunk at a time")
+    assert planning.effective_concurrency(1, False, "duckdb") == (1, None)
+    assert planning.effective_concurrency(4, True, "spark") == (4, None)
 
 
 def test_readiness_rule(tmp_path):

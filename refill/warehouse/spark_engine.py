@@ -1,0 +1,291 @@
+"""The warehouse boundary on Apache Spark (local, `method: session`): a folder, many writers.
+
+docs/spark.md is the measured basis. The warehouse is a folder ($REFILL_SPARK_WAREHOUSE)
+holding Spark's tables (`<schema>.db/<table>`, parquet partitioned by day: Spark's own
+layout, `spark.sql.warehouse.dir`) and refill's locks (`locks/`). With Spark's in-memory
+catalog, several processes write at once (each its own SparkSession), so chunks over
+disjoint days can run in parallel: the lock protocol is a lock per day
+(refill.warehouse.partition_locks), with live runs first.
+
+Spark has no bound parameters: the `Connection` adapter renders each `?` as a typed, escaped
+literal (refill.warehouse.spark_literals, their one home) and wraps the engine's exceptions
+in `SparkEngineError`, so callers catch one class without importing pyspark. Spark has no
+multi-statement transactions either: begin/commit are markers and `rollback` cannot undo a
+statement (the publish protocol never relies on it: docs/spark.md section 7). pyspark is
+imported only here and only when a session is first needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, ClassVar
+
+from refill.errors import RefillError
+from refill.warehouse import locking, partition_locks, spark_literals
+
+# The SparkSession's settings. dbt-spark's session method reuses a session that already
+# exists in the process (its own settings are then ignored), so these must say what the
+# `spark` target in profiles.yml says: docs/spark.md section 2.
+MASTER_ENV = "REFILL_SPARK_MASTER"
+DRIVER_MEMORY_ENV = "REFILL_SPARK_DRIVER_MEMORY"
+DEFAULT_MASTER = "local[2]"
+DEFAULT_DRIVER_MEMORY = "1g"
+
+
+class SparkEngineError(Exception):
+    """An error Spark (or its JVM bridge) raised, as the boundary passes it on."""
+
+
+def session_settings(folder: Path) -> dict[str, str]:
+    """The Spark settings of a session on the warehouse in `folder`."""
+    return {
+        "spark.master": os.environ.get(MASTER_ENV, DEFAULT_MASTER),
+        "spark.driver.memory": os.environ.get(DRIVER_MEMORY_ENV, DEFAULT_DRIVER_MEMORY),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        # Spark's default (static) deletes every other day of the table: never that.
+        "spark.sql.sources.partitionOverwriteMode": "dynamic",
+        # Derby's embedded metastore admits one process; the in-memory catalog admits many.
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.warehouse.dir": str(folder),
+        # a table's days are its folders, listed when read (no partition list to repair)
+        "spark.sql.hive.manageFilesourcePartitions": "false",
+        # every table is external at its folder: a rebuild in a new process replaces files
+        "spark.sql.legacy.allowNonEmptyLocationInCTAS": "true",
+    }
+
+
+def session(folder: Path):
+    """The process's SparkSession on the warehouse in `folder` (created once per process:
+    its start-up is the costly part, tens of seconds; every later call reuses it)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("refill")
+    for key, value in session_settings(folder).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("FATAL")  # its errors reach refill as exceptions
+    return spark
+
+
+def register_tables(spark, folder: Path) -> list[str]:
+    """Make the tables already written under `folder` known to this process's in-memory
+    catalog (a new process starts with an empty one): each `<schema>.db/<table>` folder as a
+    parquet table, its day partitions recovered. Returns the names registered. (dbt's
+    on-run-start registers them for dbt; this is for refill's own reads outside dbt.)"""
+    root = folder
+    names = []
+    for schema_dir in sorted(root.glob("*.db")) if root.is_dir() else []:
+        schema = schema_dir.name.removesuffix(".db")
+        spark.sql(f"create database if not exists {_identifier(schema)}")
+        for table_dir in sorted(path for path in schema_dir.iterdir() if path.is_dir()):
+            if not any(table_dir.rglob("*.parquet")):
+                continue
+            name = f"{_identifier(schema)}.{_identifier(table_dir.name)}"
+            location = spark_literals.string_literal(str(table_dir))
+            spark.sql(
+                f"create table if not exists {name} using parquet "
+                f"options (partitionOverwriteMode 'dynamic') location {location}"
+            )
+            with contextlib.suppress(Exception):  # a table without partitions has none to find
+                spark.sql(f"alter table {name} recover partitions")
+            names.append(name)
+    return names
+
+
+def _identifier(name: str) -> str:
+    """A folder name as a Spark identifier, refused unless plain (it came from the disk)."""
+    if not name or not all(char.isalnum() or char == "_" for char in name):
+        raise RefillError(f"the Spark warehouse holds a folder {name!r} that is not a table name")
+    return f"`{name}`"
+
+
+_TABLES_VIEW = "refill_information_schema_tables"
+_COLUMNS_VIEW = "refill_information_schema_columns"
+
+
+class SparkConnection:
+    """The boundary's `Connection` over a SparkSession: `?` rendered as literals, results
+    collected as tuples, the engine's errors as SparkEngineError."""
+
+    def __init__(self, spark, *, read_only: bool):
+        self._spark = spark
+        self._rows: list[tuple] = []
+        self.read_only = read_only
+        # Spark's parquet tables have no update or delete: the logs are append-only there,
+        # read latest row wins (spark__refill_create_ops_relations); refill.warehouse.ops
+        # writes a closing row instead of updating the opening one.
+        self.append_only = True
+
+    def execute(self, query: str, parameters: Sequence[Any] | None = None) -> SparkConnection:
+        text = spark_literals.render(query, parameters)
+        try:
+            if "information_schema." in text:
+                text = self._with_information_schema(text)
+            self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
+        except Exception as error:  # noqa: BLE001 (pyspark's and py4j's, wrapped as one)
+            raise SparkEngineError(f"{type(error).__name__}: {error}") from error
+        return self
+
+    def _with_information_schema(self, text: str) -> str:
+        """Spark has no information_schema: the two views refill's portable SQL reads
+        (`tables`, `columns`: schema, name, column name and type) are answered from this
+        session's catalog, as temporary views refreshed for the statement."""
+        catalog = self._spark.catalog
+        tables, columns = [], []
+        for database in catalog.listDatabases():
+            for table in catalog.listTables(database.name):
+                if table.isTemporary:
+                    continue
+                tables.append((database.name, table.name))
+                for column in catalog.listColumns(table.name, database.name):
+                    columns.append((database.name, table.name, column.name, column.dataType))
+        schema = "table_schema string, table_name string"
+        self._spark.createDataFrame(tables, schema).createOrReplaceTempView(_TABLES_VIEW)
+        self._spark.createDataFrame(
+            columns, schema + ", column_name string, data_type string"
+        ).createOrReplaceTempView(_COLUMNS_VIEW)
+        return text.replace("information_schema.tables", _TABLES_VIEW).replace(
+            "information_schema.columns", _COLUMNS_VIEW
+        )
+
+    def executemany(self, query: str, parameters: Sequence[Sequence[Any]]) -> SparkConnection:
+        for values in parameters:
+            self.execute(query, values)
+        return self
+
+    def fetchone(self) -> tuple | None:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[tuple]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    # Spark has no transactions over several statements: these keep the protocol's shape.
+    def begin(self) -> SparkConnection:
+        return self
+
+    def commit(self) -> SparkConnection:
+        return self
+
+    def rollback(self) -> SparkConnection:
+        return self
+
+    def close(self) -> None:
+        self._rows = []  # the session stays: it is the process's, shared with dbt
+
+
+@dataclass(frozen=True)
+class SparkWarehouse:
+    """The Spark warehouse in the folder `path` (refill.warehouse.engine.Warehouse)."""
+
+    path: Path
+
+    errors: ClassVar[tuple[type[BaseException], ...]] = (SparkEngineError,)
+    # Several processes may write at once (in-memory catalog, disjoint days): the planner
+    # runs up to --max-concurrency chunks in parallel.
+    concurrent_writers: ClassVar[bool] = True
+    name: ClassVar[str] = "spark"
+
+    @staticmethod
+    def is_transient_error(error: BaseException) -> bool:
+        """A concurrent reader can fail while an overwrite commits (FILE_NOT_EXIST,
+        docs/spark.md): reading again later succeeds."""
+        text = str(error)
+        return isinstance(error, SparkEngineError) and (
+            "FILE_NOT_EXIST" in text or "FileNotFoundException" in text
+        )
+
+    def exists(self) -> bool:
+        """A warehouse exists once dbt created its ops tables (`ops.db`, Spark's layout)."""
+        return (self.path / "ops.db").is_dir()
+
+    def check_readable(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise RefillError(
+                f"the Spark warehouse {self.path} is a file, not a folder; point "
+                "REFILL_SPARK_WAREHOUSE at the warehouse folder"
+            )
+        if not self.exists():
+            raise RefillError(
+                f"no Spark warehouse at {self.path}: check REFILL_SPARK_WAREHOUSE, or build it "
+                "first (`refill daily` or `refill backfill`)"
+            )
+
+    def lock(
+        self,
+        *,
+        run_id: str,
+        command: str,
+        priority: str,
+        partitions: list | None = None,
+        wait_seconds: float = 900,
+        on_wait: Callable | None = None,
+    ) -> contextlib.AbstractContextManager:
+        """The days' locks (two chunks over disjoint days write at once), live runs first."""
+        return partition_locks.partition_locks(
+            self.path,
+            run_id=run_id,
+            command=command,
+            priority=priority,
+            partitions=partitions,
+            wait_seconds=wait_seconds,
+            on_wait=on_wait,
+        )
+
+    def start_session(self) -> None:
+        session(self.path)
+
+    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
+        """dbt-spark's session has no hook for the rule: its verdicts for the window are
+        recorded in ops.readiness_verdicts, which the staging gate reads
+        (refill.warehouse.spark_readiness)."""
+        from refill.warehouse import spark_readiness
+
+        spark = session(self.path)
+        for dataset in datasets:
+            spark_readiness.record_verdicts(spark, dataset, start, end)
+
+    def live_waiting(self) -> bool:
+        return locking.live_waiter(partition_locks.gate(self.path)) is not None
+
+    @contextlib.contextmanager
+    def read(
+        self,
+        *,
+        reader: str = "read",
+        wait_seconds: float = locking.DEFAULT_READ_WAIT_SECONDS,
+        on_wait: Callable | None = None,
+    ) -> Iterator[SparkConnection]:
+        """A reader on Spark needs no lock: parquet readers do not block writers (a read
+        during an overwrite's commit can fail, and is retried as transient)."""
+        self.check_readable()
+        yield self.open(read_only=True, wait_seconds=wait_seconds)
+
+    @contextlib.contextmanager
+    def connect(self, *, wait_seconds: float | None = None) -> Iterator[SparkConnection]:
+        yield self.open(read_only=False, wait_seconds=wait_seconds or 0)
+
+    def open(self, *, read_only: bool, wait_seconds: float) -> SparkConnection:
+        spark = session(self.path)
+        if not read_only:
+            self.path.mkdir(parents=True, exist_ok=True)
+        _registered_once(self.path, spark)
+        return SparkConnection(spark, read_only=read_only)
+
+
+_REGISTERED: set[Path] = set()
+
+
+def _registered_once(folder: Path, spark) -> None:
+    """Register the folder's tables once per process (dbt's on-run-start does it for dbt)."""
+    if folder not in _REGISTERED:
+        register_tables(spark, folder)
+        _REGISTERED.add(folder)

@@ -1,0 +1,65 @@
+"""`--max-concurrency N` on an engine with concurrent writers: the backfill runs its chunks on
+N worker processes (flows/scheduler.py), each chunk holding a slot of the warehouse's Prefect
+global concurrency limit, and publishes exactly what the source holds, as the serial run does.
+
+The wiring is exercised here on DuckDB, told for this test that it admits concurrent writers:
+the workers are real processes running dbt in-process, and DuckDB's warehouse lock still
+serializes their writes (one writer per file), so the result must equal the serial run's.
+On Spark the same path writes at once (tests/spark/test_backfill_spark.py)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from harness.concurrency import check_chunks_within_limit, read_writes
+from refill.cli import main
+from refill.errors import EXIT_OK
+from refill.sample_data import DaySpec, write_days
+from refill.warehouse import ops
+from refill.warehouse.duckdb_engine import DuckDBWarehouse
+from tests.helpers import expected_day, published_by_day, query
+
+# The session's Prefect server, as the other flow tests: the slots' events go to a server
+# that outlives the test (a command's own temporary server stops with it, and a later
+# harness's teardown would wait on events addressed to it).
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+D1 = date(2026, 2, 1)
+
+
+def d(n: int) -> date:
+    return D1 + timedelta(days=n - 1)
+
+
+def test_two_workers_publish_exactly_the_source_newest_first(workspace, monkeypatch, caplog):
+    write_days(workspace.landing, D1, 6, DaySpec(payments=30))
+    monkeypatch.setattr(DuckDBWarehouse, "concurrent_writers", True)
+
+    status = main(
+        ["backfill", "--start", str(d(1)), "--end", str(d(6)), "--chunk-days", "2"]
+        + ["--max-concurrency", "2"]
+    )
+
+    assert status == EXIT_OK
+    published = published_by_day(workspace.warehouse)
+    for day in (d(n) for n in range(1, 7)):
+        truth = expected_day(workspace.landing, day)
+        assert published[day] == (truth.published, truth.amount), day
+    (recorded,) = query(
+        workspace.warehouse,
+        "select parameters->>'$.max_concurrency', parameters->>'$.effective_concurrency' "
+        "from ops.run_log",
+    )
+    assert recorded == ("2", "2")
+    with ops.connect(workspace.warehouse, read_only=True) as connection:
+        writes = read_writes(connection)
+    assert sorted((w.chunk_start, w.chunk_end) for w in writes) == [
+        (d(1), d(2)),
+        (d(3), d(4)),
+        (d(5), d(6)),
+    ]
+    assert check_chunks_within_limit(writes, 2) == []
+    # the progress names the chunks running at once
+    assert "started · running 2 of 2" in caplog.text

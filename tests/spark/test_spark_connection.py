@@ -1,0 +1,52 @@
+"""The Spark warehouse's Connection on a real local Spark: every `?` becomes a typed,
+escaped literal (refill.warehouse.spark_literals), so hostile strings, dates, timestamps and
+decimals round-trip exactly, and a hostile string can only ever be a value."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from refill.warehouse.spark_engine import SparkConnection, SparkEngineError  # noqa: E402
+from tests.unit.test_spark_literals import HOSTILE  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def connection(spark):
+    """The boundary's connection on the Spark tests' one session (tests/spark/conftest.py)."""
+    connection = SparkConnection(spark, read_only=False)
+    connection.execute("create database if not exists probe")
+    connection.execute("drop table if exists probe.values_in")
+    connection.execute(
+        "create table probe.values_in (k bigint, s string, d date, ts timestamp, "
+        "amount decimal(18,2)) using parquet"
+    )
+    yield connection
+    connection.execute("drop table if exists probe.values_in")
+
+
+def test_hostile_strings_and_typed_values_round_trip(connection):
+    rows = [
+        [index, text, date(2026, 1, index + 1), datetime(2026, 1, 2, 3, 4, 5), Decimal("-12.30")]
+        for index, text in enumerate(HOSTILE)
+    ]
+    connection.executemany("insert into probe.values_in values (?, ?, ?, ?, ?)", rows)
+    back = connection.execute("select k, s, d, ts, amount from probe.values_in order by k")
+    assert [list(row) for row in back.fetchall()] == rows
+    for index, text in enumerate(HOSTILE):
+        (found,) = connection.execute(
+            "select count(*) from probe.values_in where s = ? and k = ?", [text, index]
+        ).fetchone()
+        assert found == 1, text
+    # the table is still whole: no string ended a statement or dropped anything
+    (count,) = connection.execute("select count(*) from probe.values_in").fetchone()
+    assert count == len(HOSTILE)
+
+
+def test_the_engines_errors_come_out_as_one_class(connection):
+    with pytest.raises(SparkEngineError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        connection.execute("select * from probe.not_there")
