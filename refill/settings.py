@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from refill.errors import RefillError
@@ -60,6 +61,27 @@ CHUNK_DAYS = 92
 CHUNK_LINES = 500_000
 BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
 ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
+
+# DuckDB's memory limit in dbt's sessions (DuckDB's own form: "512MB", "2GB"). Past it
+# DuckDB spills a statement's work to disk instead of growing: a day cannot be split, and
+# without a limit (DuckDB's default is 80% of the RAM) the staging of one day of 2,000,000
+# lines held 0.98 GiB, 10,000,000 lines about five times that. A chunk of CHUNK_LINES stays
+# under it and never spills. REFILL_DUCKDB_MEMORY_LIMIT sets another ("" for DuckDB's).
+DUCKDB_MEMORY_LIMIT_ENV = "REFILL_DUCKDB_MEMORY_LIMIT"
+DEFAULT_DUCKDB_MEMORY_LIMIT = "512MB"
+_MEMORY_LIMIT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,3})? ?([KMGT]i?B|B)", re.ASCII)
+
+
+def duckdb_memory_limit() -> str | None:
+    """The memory limit for DuckDB (validated here: it reaches SQL as a bound value), or
+    None for DuckDB's default."""
+    raw = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, DEFAULT_DUCKDB_MEMORY_LIMIT).strip()
+    if not raw:
+        return None
+    if not _MEMORY_LIMIT.fullmatch(raw):
+        raise RefillError(f"{DUCKDB_MEMORY_LIMIT_ENV}={raw[:40]!r} is not a size like 512MB or 2GB")
+    return raw
+
 
 # -- views ---------------------------------------------------------------------------------
 STATUS_DAYS = 14  # `refill status` and `gaps` without --start: the last two weeks

@@ -78,6 +78,14 @@ def register_functions(conn: DuckDBPyConnection) -> None:
             conn.create_function(name, function, parameters, return_type, side_effects=True)
 
 
+def limit_memory(conn: DuckDBPyConnection) -> None:
+    """DuckDB's memory limit (settings.duckdb_memory_limit): a big day spills, not grows."""
+    limit = settings.duckdb_memory_limit()
+    if limit is not None:
+        conn.execute("set memory_limit = ?", [limit])
+
+
 class Plugin(BasePlugin):
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register_functions(conn)
+        limit_memory(conn)

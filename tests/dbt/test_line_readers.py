@@ -53,9 +53,7 @@ def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project):
         (folder / name).write_bytes(content)
     assert readiness.day_readiness(workspace.landing, DATASET, DAY).is_ready
     # AND readiness tells the plain ones apart
-    plain = {
-        name: readiness.part_summary(folder / name).is_plain_text for name in PART_FILES
-    }
+    plain = {name: readiness.part_summary(folder / name).is_plain_text for name in PART_FILES}
     assert plain == {name: is_plain for name, (_, is_plain) in PART_FILES.items()}
 
     # WHEN the day is built
