@@ -62,13 +62,16 @@ CHUNK_LINES = 500_000
 BACKFILL_ORDER = "newest-first"  # yesterday's numbers are the ones readers look at first
 ON_MISSING = "fail"  # a day not ready stops the backfill before its chunk
 
-# DuckDB's memory limit in dbt's sessions (DuckDB's own form: "512MB", "2GB"). Past it
+# DuckDB's memory limit in dbt's sessions (DuckDB's own form: "384MB", "2GB"). Past it
 # DuckDB spills a statement's work to disk instead of growing: a day cannot be split, and
-# without a limit (DuckDB's default is 80% of the RAM) the staging of one day of 2,000,000
-# lines held 0.98 GiB, 10,000,000 lines about five times that. A chunk of CHUNK_LINES stays
-# under it and never spills. REFILL_DUCKDB_MEMORY_LIMIT sets another ("" for DuckDB's).
+# without a limit (DuckDB's default is 80% of the RAM) staging one day of 2,000,000 lines
+# held 0.98 GiB in DuckDB alone, and 10,000,000 lines would hold five times that. With
+# 384MB a cold `refill backfill` of a 10,000,000-line day peaked at 0.86 GiB, Python and
+# the temporary Prefect server included (1.08 GiB with 512MB); a day of 500,000 lines (a
+# chunk's size) took the same time with it as without. Measured in docs/performance.md.
+# REFILL_DUCKDB_MEMORY_LIMIT sets another ("" for DuckDB's default).
 DUCKDB_MEMORY_LIMIT_ENV = "REFILL_DUCKDB_MEMORY_LIMIT"
-DEFAULT_DUCKDB_MEMORY_LIMIT = "512MB"
+DEFAULT_DUCKDB_MEMORY_LIMIT = "384MB"
 _MEMORY_LIMIT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,3})? ?([KMGT]i?B|B)", re.ASCII)
 
 
