@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="a,e", help="contenders to run: a, e or a,e")
     args = parser.parse_args(argv)
 
+    args.out = args.out.resolve()  # the contenders run from their own project folders
     bench = Workbench(out=args.out, product_dir=REPO_DIR)
     landing = args.out / "landing"
     size = LandingSize(BIG_DAY, 1, max(round(args.lines / LINES_PER_PAYMENT), 1))

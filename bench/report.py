@@ -623,19 +623,28 @@ def write_chart(summary: dict, path: Path) -> None:
     plt.close(figure)
 
 
-def publish(out: Path, docs: Path, table: str) -> None:
+def publish(out: Path, docs: Path, table: str, variant: str = "standard") -> None:
     """Copy the latest results into docs/: the JSON, the chart, and the table into
-    performance.md between its result markers."""
+    performance.md between its result markers. The standard data's run fills the main
+    block; another variant's (--variant realistic) its own block and JSON beside it."""
     docs.mkdir(parents=True, exist_ok=True)
-    (docs / "bench-latest.json").write_text((out / "bench-results.json").read_text())
-    (docs / "bench-scaling.png").write_bytes((out / "bench-scaling.png").read_bytes())
+    suffix = "" if variant == "standard" else f"-{variant}"
+    (docs / f"bench-latest{suffix}.json").write_text((out / "bench-results.json").read_text())
+    if variant == "standard":
+        (docs / "bench-scaling.png").write_bytes((out / "bench-scaling.png").read_bytes())
+        start, end = PUBLISH_START, PUBLISH_END
+    else:
+        start, end = (
+            f"<!-- bench:results:{variant}:start -->",
+            f"<!-- bench:results:{variant}:end -->",
+        )
     page = docs / "performance.md"
     text = page.read_text()
-    if PUBLISH_START not in text or PUBLISH_END not in text:
-        raise ValueError(f"{page} has no {PUBLISH_START} ... {PUBLISH_END} block to replace")
-    before, rest = text.split(PUBLISH_START, 1)
-    _, after = rest.split(PUBLISH_END, 1)
-    page.write_text(f"{before}{PUBLISH_START}\n{table}{PUBLISH_END}{after}")
+    if start not in text or end not in text:
+        raise ValueError(f"{page} has no {start} ... {end} block to replace")
+    before, rest = text.split(start, 1)
+    _, after = rest.split(end, 1)
+    page.write_text(f"{before}{start}\n{table}{end}{after}")
 
 
 def _median(values) -> float:

@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {name} {value['wall']:.2f} wall, {value['cpu']:.2f} CPU")
     print(f"bench: results in {out} ({results['environment']['total_seconds']:.0f}s)")
     if args.publish:
-        report.publish(out, DOCS_DIR, table)
+        report.publish(out, DOCS_DIR, table, results["summary"]["variant"])
         print(f"bench: published to {DOCS_DIR}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from refill.errors import RefillError
@@ -79,6 +80,30 @@ PREVIEW_KEEP_DAYS = 7
 # Where a preview's report (report.json, .md, .html) is saved, one folder per preview id
 # ($REFILL_PREVIEWS, or --report-dir).
 DEFAULT_PREVIEW_REPORTS = "previews"
+
+# DuckDB's memory limit in dbt's sessions (DuckDB's own form: "384MB", "2GB"). Past it
+# DuckDB spills a statement's work to disk instead of growing: a day cannot be split, and
+# without a limit (DuckDB's default is 80% of the RAM) staging one day of 2,000,000 lines
+# held 0.98 GiB in DuckDB alone, and 10,000,000 lines would hold five times that. With
+# 384MB a cold `refill backfill` of a 10,000,000-line day peaked at 0.86 GiB, Python and
+# the temporary Prefect server included (1.08 GiB with 512MB); a day of 500,000 lines (a
+# chunk's size) took the same time with it as without. Measured in docs/performance.md.
+# REFILL_DUCKDB_MEMORY_LIMIT sets another ("" for DuckDB's default).
+DUCKDB_MEMORY_LIMIT_ENV = "REFILL_DUCKDB_MEMORY_LIMIT"
+DEFAULT_DUCKDB_MEMORY_LIMIT = "384MB"
+_MEMORY_LIMIT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,3})? ?([KMGT]i?B|B)", re.ASCII)
+
+
+def duckdb_memory_limit() -> str | None:
+    """The memory limit for DuckDB (validated here: it reaches SQL as a bound value), or
+    None for DuckDB's default."""
+    raw = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, DEFAULT_DUCKDB_MEMORY_LIMIT).strip()
+    if not raw:
+        return None
+    if not _MEMORY_LIMIT.fullmatch(raw):
+        raise RefillError(f"{DUCKDB_MEMORY_LIMIT_ENV}={raw[:40]!r} is not a size like 512MB or 2GB")
+    return raw
+
 
 # -- views ---------------------------------------------------------------------------------
 STATUS_DAYS = 14  # `refill status` and `gaps` without --start: the last two weeks

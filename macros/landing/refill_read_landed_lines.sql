@@ -28,21 +28,76 @@
         where false
     {%- else -%}
         {%- set root = refill_landing_root() -%}
+        {#-- Two readers, the same lines (refill_split_landed_lines says what a line is).
+             A plain text file (readiness's PartSummary.is_plain_text: valid UTF-8, no
+             carriage return, 0x1f or NUL byte, no byte order mark, no line over 1 MiB) is
+             streamed by read_csv as one text column, a batch at a time, numbered by WITH
+             ORDINALITY in file order: memory does not grow with the file, and a day cannot
+             be split. For such a file read_csv's lines are the rule's: a newline ends a
+             line, an empty line comes back null (read as ''), a final newline starts no
+             line. Any other file is read whole by the exact rule. --#}
+        {%- set plain_parts = [] -%}
+        {%- set exact_parts = [] -%}
+        {%- if execute -%}
+            {%- set literals = [] -%}
+            {%- for part in part_files -%}{%- do literals.append(refill_string_literal(part)) -%}{%- endfor -%}
+            {%- set checked = run_query(
+                "select unnest(parts) as part, unnest(refill_plain_text_part_files(parts)) as is_plain"
+                ~ " from (select [" ~ (literals | join(", ")) ~ "] as parts)"
+            ) -%}
+            {%- for row in checked.rows -%}
+                {%- do (plain_parts if row[1] else exact_parts).append(row[0]) -%}
+            {%- endfor -%}
+        {%- else -%}
+            {%- do exact_parts.extend(part_files) -%}
+        {%- endif -%}
+        with
+        {%- for part in plain_parts | sort %}
+        plain_{{ loop.index }} as (
+            select
+                {{ refill_string_literal(part) }} as file_name,
+                regexp_extract(file_name, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
+                ordinality as line_number,
+                coalesce(line, '') as line_text,
+                true as is_valid_utf8
+            from read_csv(
+                {{ refill_string_literal(root ~ '/' ~ part) }},
+                columns = {'line': 'VARCHAR'},
+                header = false,
+                delim = chr(31),
+                quote = '',
+                escape = '',
+                auto_detect = false
+            ) with ordinality
+        ),
+        {%- endfor %}
+        {%- if exact_parts %}
         {#-- read_blob, not read_text: read_text refuses a whole file for one line that is
              not UTF-8; the row rule decodes, and quarantines just that line. --#}
-        with files as (
+        files as (
             select
                 filename,
                 content
             from read_blob([
-                {%- for part in part_files %}
+                {%- for part in exact_parts | sort %}
                 {{ refill_string_literal(root ~ '/' ~ part) }}{{ "," if not loop.last }}
                 {%- endfor %}
             ])
         ),
 
-        landed_lines as (
+        exact_lines as (
             {{ refill_split_landed_lines('files', root) }}
+        ),
+        {%- endif %}
+
+        landed_lines as (
+            {%- for part in plain_parts | sort %}
+            select * from plain_{{ loop.index }}
+            {{ "union all" if not loop.last or exact_parts }}
+            {%- endfor %}
+            {%- if exact_parts %}
+            select * from exact_lines
+            {%- endif %}
         )
 
         select * from landed_lines

@@ -23,6 +23,7 @@ and a rewritten one is always read again.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import functools
 import hashlib
@@ -56,6 +57,14 @@ _LANDING_ROOT_FORBIDDEN = re.compile(r"[*?\[\]{}\\\x00-\x1f\x7f]")
 # again on every call until it is older than this, as git treats "racily clean" files.
 SETTLED_NS = 2_000_000_000
 SUMMARY_BLOCK_BYTES = 1 << 20  # a part file is counted and hashed a block at a time
+# Bytes that make a part file not plain text (see PartSummary.is_plain_text): a carriage
+# return (a streaming line reader ends a line at a lone one, the row rule does not), the
+# byte the engine's line reader takes for a column separator, and NUL.
+_NOT_PLAIN_BYTES = (b"\r", b"\x1f", b"\x00")
+# The longest line a plain file may hold, newline included: the engine's line reader refuses
+# lines over 2 MiB by default. At least SUMMARY_BLOCK_BYTES, so only a line that crosses a
+# block boundary can be longer (see _summarize).
+PLAIN_LINE_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -211,10 +220,16 @@ def _shown(value: object, limit: int = 60) -> str:
 
 @dataclass(frozen=True)
 class PartSummary:
-    """What the rule needs of one part file: its lines and the hash of its bytes."""
+    """What the rule needs of one part file: its lines and the hash of its bytes; and, for
+    the line reader, whether the file is plain text (is_plain_text)."""
 
     lines: int
     sha256: bytes
+    # Valid UTF-8 with no byte order mark, no carriage return, unit separator (0x1f) or NUL,
+    # and no line over PLAIN_LINE_MAX_BYTES: a streaming line reader gives exactly the row
+    # rule's lines for such a file (refill_read_landed_lines), in memory that does not grow
+    # with the file. Any other file is read by the exact rule (refill_split_landed_lines).
+    is_plain_text: bool = False
 
 
 def part_summary(path: Path) -> PartSummary:
@@ -232,17 +247,63 @@ def _settled_part_summary(identity: tuple) -> PartSummary:
 
 
 def _summarize(path: Path) -> PartSummary:
-    """count_lines and sha256 of the file's bytes, read in fixed-size blocks: a part file
-    of any size costs the same memory (a day cannot be split, so its files can be large)."""
+    """count_lines, sha256 and is_plain_text of the file's bytes, read in fixed-size blocks:
+    a part file of any size costs the same memory (a day cannot be split, so its files can
+    be large)."""
     digest = hashlib.sha256()
     newlines = 0
     last_byte = b""
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    is_plain = True
+    open_line = 0  # bytes of the line still open at the end of the blocks read so far
     with path.open("rb") as stream:
         while block := stream.read(SUMMARY_BLOCK_BYTES):
             digest.update(block)
             newlines += block.count(b"\n")
+            if is_plain:
+                is_plain, open_line = _still_plain(block, not last_byte, open_line, utf8)
             last_byte = block[-1:]
-    return PartSummary(_line_count(newlines, last_byte), digest.digest())
+    if is_plain:
+        is_plain = _decodes(utf8, b"", final=True)  # no character cut short at the end
+    return PartSummary(_line_count(newlines, last_byte), digest.digest(), is_plain)
+
+
+def _still_plain(block: bytes, is_first: bool, open_line: int, utf8) -> tuple[bool, int]:
+    """Whether the file is still plain text after `block`, and the bytes of its open line.
+    A line inside one block is shorter than a block (<= PLAIN_LINE_MAX_BYTES): only the
+    line that crosses into this block needs counting."""
+    if is_first and block.startswith(codecs.BOM_UTF8):
+        return False, 0
+    if any(byte in block for byte in _NOT_PLAIN_BYTES) or not _decodes(utf8, block):
+        return False, 0
+    first_newline = block.find(b"\n")
+    if first_newline < 0:
+        open_line += len(block)
+        return open_line < PLAIN_LINE_MAX_BYTES, open_line
+    if open_line + first_newline + 1 > PLAIN_LINE_MAX_BYTES:
+        return False, 0
+    return True, len(block) - block.rfind(b"\n") - 1
+
+
+def _decodes(utf8, block: bytes, final: bool = False) -> bool:
+    if block.isascii() and not utf8.getstate()[0]:  # the common case, 5x cheaper to tell
+        return True
+    try:
+        utf8.decode(block, final)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def is_plain_text_part(landing_root: Path, relative_part: str) -> bool:
+    """Whether a part file (relative to the landing root) is plain text (PartSummary); a
+    path that is not a part file's, or no file, is not: the exact rule reads it, or fails."""
+    path = landing_root / relative_part
+    if not PART_NAME.fullmatch(path.name) or ".." in Path(relative_part).parts:
+        return False
+    if not path.is_file():
+        return False
+    return part_summary(path).is_plain_text
 
 
 def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:

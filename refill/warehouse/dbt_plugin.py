@@ -42,6 +42,13 @@ def refill_landed_days(dataset: str) -> str:
     return json.dumps([d.isoformat() for d in days])
 
 
+def refill_plain_text_part_files(part_files: list[str]) -> list[bool]:
+    """For each part file (relative to the landing root), whether it is plain text: the line
+    reader streams those and reads the others whole (refill_read_landed_lines)."""
+    root = settings.landing_root()
+    return [readiness.is_plain_text_part(root, part) for part in part_files]
+
+
 def refill_git_commit() -> str:
     return git_commit()
 
@@ -51,6 +58,11 @@ _FUNCTIONS = {
     "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
     "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
+    "refill_plain_text_part_files": (
+        refill_plain_text_part_files,
+        ["VARCHAR[]"],
+        "BOOLEAN[]",
+    ),
 }
 
 
@@ -66,6 +78,14 @@ def register_functions(conn: DuckDBPyConnection) -> None:
             conn.create_function(name, function, parameters, return_type, side_effects=True)
 
 
+def limit_memory(conn: DuckDBPyConnection) -> None:
+    """DuckDB's memory limit (settings.duckdb_memory_limit): a big day spills, not grows."""
+    limit = settings.duckdb_memory_limit()
+    if limit is not None:
+        conn.execute("set memory_limit = ?", [limit])
+
+
 class Plugin(BasePlugin):
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register_functions(conn)
+        limit_memory(conn)

@@ -122,6 +122,26 @@ def test_publish_replaces_only_the_results_block(tmp_path: Path):
     assert (docs / "bench-scaling.png").exists()
 
 
+def test_a_variant_publishes_to_its_own_block_and_leaves_the_standard_one(tmp_path: Path):
+    # GIVEN a performance page with the standard results and a realistic block
+    out, docs = tmp_path / "out", tmp_path / "docs"
+    out.mkdir()
+    docs.mkdir()
+    (out / "bench-results.json").write_text('{"variant": "realistic"}')
+    standard = f"{report.PUBLISH_START}\nstandard table\n{report.PUBLISH_END}"
+    realistic = "<!-- bench:results:realistic:start -->\n{}<!-- bench:results:realistic:end -->"
+    page = docs / "performance.md"
+    page.write_text(f"{standard}\n{realistic.format('old')}\n")
+
+    # WHEN the realistic variant's results are published
+    report.publish(out, docs, "realistic table\n", "realistic")
+
+    # THEN only its block and its own JSON changed
+    assert page.read_text() == f"{standard}\n{realistic.format('realistic table' + chr(10))}\n"
+    assert (docs / "bench-latest-realistic.json").read_text() == '{"variant": "realistic"}'
+    assert not (docs / "bench-latest.json").exists()
+
+
 @pytest.mark.slow
 def test_plain_microbatch_publishes_clean_days_as_refill_does_and_differs_only_on_bad_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,0 +1,90 @@
+"""The two line readers give the same lines.
+
+A plain text part file (valid UTF-8, no carriage return, 0x1f or NUL byte, no byte order
+mark, no line over 1 MiB) is streamed by the engine's line reader, so a big day's memory does
+not grow with its files; any other file is read whole by the row rule
+(macros/rules/refill_split_landed_lines.sql), the one definition of a landed line. Both
+must give every line with the same file, number, text and UTF-8 flag.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import duckdb
+
+from bench.floor import rule_sql
+from refill.rules import readiness
+from refill.sample_data import DATASET, not_utf8_line, payment_line, write_landed_day
+from refill.warehouse.dbt_runner import window_vars
+from tests.helpers import query
+
+DAY = date(2025, 4, 3)
+LONG_LINE = b"x" * (readiness.PLAIN_LINE_MAX_BYTES + 10)
+
+# part file contents, and whether each is plain text (streamed) or read whole
+PART_FILES = {
+    "part-0000.jsonl": (
+        payment_line(DAY, 1).encode()
+        + b'\n\n  spaced  \n"quoted",x,"y\n\t\n{"cut": \nno final newline',
+        True,
+    ),
+    "part-0001.jsonl": (b"one\ntwo\n\n", True),  # ends with an empty line
+    "part-0002.jsonl": (b"\n", True),  # one empty line
+    "part-0003.jsonl": (b"", True),  # no line
+    "part-0004.jsonl": ("é ü \u20ac \U0001f600 \\x0A\n".encode(), True),
+    "part-0005.jsonl": (b"a\r\nb\r\r\nc\rd\r\n", False),  # carriage returns
+    "part-0006.jsonl": (not_utf8_line(DAY, 2) + b"\nafter\n", False),
+    "part-0007.jsonl": (b'\xef\xbb\xbf{"x": 1}\n', False),  # a byte order mark
+    "part-0008.jsonl": (b"a\x1fb\n", False),
+    "part-0009.jsonl": (b"nul\x00byte\n", False),
+    "part-0010.jsonl": (b"short\n" + LONG_LINE + b"\nshort\n", False),
+}
+
+
+def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project):
+    # GIVEN a day whose part files hold every shape of line, plain text or not
+    records = sum(readiness.count_lines(content) for content, _ in PART_FILES.values())
+    write_landed_day(
+        workspace.landing, DAY, [[] for _ in PART_FILES], manifest={"records": records}
+    )
+    folder = readiness.day_folder(workspace.landing, DATASET, DAY)
+    for name, (content, _) in PART_FILES.items():
+        (folder / name).write_bytes(content)
+    assert readiness.day_readiness(workspace.landing, DATASET, DAY).is_ready
+    # AND readiness tells the plain ones apart
+    plain = {name: readiness.part_summary(folder / name).is_plain_text for name in PART_FILES}
+    assert plain == {name: is_plain for name, (_, is_plain) in PART_FILES.items()}
+
+    # WHEN the day is built
+    outcome = dbt_project.build(window_vars(DAY, DAY))
+
+    # THEN the plain files were streamed (one read_csv each) and the others read whole
+    assert outcome.success, outcome.message
+    (view_sql,) = query(
+        workspace.warehouse,
+        "select sql from duckdb_views() where view_name = 'stg_payments__raw_lines'",
+    )[0]
+    assert view_sql.count("read_csv(") == sum(plain.values())
+    assert "read_blob(" in view_sql
+    # AND the staged lines are exactly what the row rule gives for every file
+    staged = query(
+        workspace.warehouse,
+        "select file_name, landed_date, line_number, line_text, is_valid_utf8 "
+        "from staging.stg_payments__raw_lines order by file_name, line_number",
+    )
+    assert staged == rule_lines(workspace.landing)
+    assert len(staged) == records
+
+
+def rule_lines(landing) -> list[tuple]:
+    """Every line of the day's part files as the row rule reads them (whole files)."""
+    split = rule_sql("refill_split_landed_lines", "files", landing.as_posix())
+    folder = readiness.day_folder(landing, DATASET, DAY).as_posix()
+    with duckdb.connect() as connection:
+        return connection.execute(
+            f"with files as (select filename, content from read_blob('{folder}/part-*.jsonl')), "
+            f"lines as ({split}) "
+            "select file_name, landed_date, line_number, line_text, is_valid_utf8 "
+            "from lines order by file_name, line_number"
+        ).fetchall()

@@ -1,0 +1,50 @@
+"""Readiness tells a plain text part file (streamed by the line reader) from one the row
+rule must read whole, a block at a time: what crosses a block boundary counts too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from refill.rules import readiness
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readiness, "SUMMARY_BLOCK_BYTES", 8)
+    monkeypatch.setattr(readiness, "PLAIN_LINE_MAX_BYTES", 8)
+
+
+@pytest.mark.parametrize(
+    ("content", "is_plain"),
+    [
+        (b"ab\ncd\n", True),
+        (b"", True),
+        (b"ab\ncdef\xe2\x82\xac\n", True),  # a euro sign split across two blocks
+        (b"abcdefg\nabcdefg\n", True),  # lines of the longest length allowed
+        (b"abc\nabcdefgh\n", False),  # a line over the limit, across blocks
+        (b"abcdefghijklmnopqrstuvwxyz", False),  # one long line without newline
+        (b"abcdef\xe2\x82", False),  # a character cut short at the end
+        (b"abcdefgh\xe9\n", False),  # Latin-1, in the second block
+        (b"\xef\xbb\xbfab\n", False),  # a byte order mark
+        (b"abcdefgh\r\n", False),
+        (b"abcdefgh\x1f\n", False),
+        (b"ab\x00\n", False),
+    ],
+)
+def test_plain_text_is_told_a_block_at_a_time(small_blocks, tmp_path: Path, content, is_plain):
+    part = tmp_path / "part-0000.jsonl"
+    part.write_bytes(content)
+    summary = readiness._summarize(part)
+    assert summary.is_plain_text is is_plain
+    assert summary.lines == readiness.count_lines(content)
+
+
+def test_a_path_that_is_not_a_part_file_is_not_plain(tmp_path: Path):
+    (tmp_path / "part-0000.jsonl").write_bytes(b"ab\n")
+    (tmp_path / "notes.txt").write_bytes(b"ab\n")
+    assert readiness.is_plain_text_part(tmp_path, "part-0000.jsonl")
+    assert not readiness.is_plain_text_part(tmp_path, "notes.txt")
+    assert not readiness.is_plain_text_part(tmp_path, "../x/part-0000.jsonl")
+    assert not readiness.is_plain_text_part(tmp_path, "part-0001.jsonl")
