@@ -191,3 +191,34 @@ def test_a_preview_option_misused_is_a_usage_error_before_anything_runs(
     error = capsys.readouterr().err.strip()
     assert status == EXIT_USAGE and message in error and "\n" not in error
     assert not workspace.warehouse.exists()
+
+
+def test_gaps_fix_preview_keeps_the_fix_unpublished_and_backfill_can_publish_it(
+    workspace, capsys, tmp_path, monkeypatch
+):
+    from refill.cli import main
+
+    published_and_reexported(workspace)  # day 5 is stale: a gap `gaps --fix` rebuilds
+    monkeypatch.setenv("REFILL_PREVIEWS", str(tmp_path / "reports"))
+    before = consumer_results(workspace.warehouse)
+    window = ["--start", str(d(1)), "--end", str(d(DAYS))]
+
+    status = main(["gaps", *window, "--fix", "--preview", "--retries", "1"])
+
+    printed = capsys.readouterr().out
+    assert status == 0 and "as a preview (nothing published)" in printed
+    assert consumer_results(workspace.warehouse) == before
+    (preview_id,) = {
+        row[0] for row in query(workspace.warehouse, "select preview_id from ops.refill_previews")
+    }
+    assert f"preview {preview_id}" in printed  # the id to sign off, printed
+    page = tmp_path / "reports" / preview_id / "report.html"
+    assert str(page) in printed and page.exists()
+    saved = json.loads((tmp_path / "reports" / preview_id / "report.json").read_text())
+    assert saved["days_changed"] == [d(5).isoformat()]
+    assert main(["gaps", *window]) == 1  # still a gap: nothing was published
+
+    # the fix it kept is what `backfill --restate --yes --from-preview ID` publishes
+    report = run_backfill(start=d(5), end=d(5), restate=True, confirm=preview_id)
+    assert report.published == [d(5)]
+    assert main(["gaps", *window]) == 0
