@@ -38,6 +38,7 @@ from refill.rules import planning, readiness
 from refill.rules.catalog import chunk_rows_model
 from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks, make_plan
 from refill.rules.planning import Chunk
+from refill.rules.preview import checked_sign_off
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
 from refill.warehouse.engine import warehouse_at
@@ -314,6 +315,8 @@ def backfill(
     logger = get_run_logger()
     clock = time.monotonic()
     planning.validate_options(order, chunk_days, max_concurrency, on_missing, chunk_lines)
+    # a preview id reaches SQL as part of relation names: refused here, before planning
+    confirm = checked_sign_off(confirm, preview)
     window = planning.parse_range(start, end)
     options = PlanOptions(
         chunk_days=chunk_days,

@@ -39,6 +39,20 @@ def checked_preview_id(raw: str) -> str:
     return raw
 
 
+def checked_sign_off(confirm: bool | str, preview: bool) -> bool | str:
+    """The backfill flow's `confirm` as a deployment (or `--from-preview`) passes it: the
+    --yes sign-off (a bool), or the id of the preview it publishes, checked before the flow
+    plans. A preview and a publish of one are two runs: never both in one."""
+    if not isinstance(confirm, str):
+        return confirm
+    if preview:
+        raise RefillError(
+            f"confirm {confirm!r} publishes a preview and preview: true makes one; "
+            "run the preview first, then publish it with confirm: <its id>"
+        )
+    return checked_preview_id(confirm)
+
+
 def parse_expected_range(raw: str | None) -> planning.DateRange | None:
     """--expect-change START..END (inclusive), or None when not given."""
     if not raw:

@@ -11,6 +11,10 @@ from datetime import date, timedelta
 
 import pytest
 
+import yaml
+from prefect.flows import load_flow_from_entrypoint
+
+from flows.tasks import run_flow
 from harness import overlay
 from refill import settings
 from refill.errors import RefillError
@@ -222,3 +226,56 @@ def test_gaps_fix_preview_keeps_the_fix_unpublished_and_backfill_can_publish_it(
     report = run_backfill(start=d(5), end=d(5), restate=True, confirm=preview_id)
     assert report.published == [d(5)]
     assert main(["gaps", *window]) == 0
+
+
+def run_backfill_deployment(**parameters):
+    """The backfill deployment as a scheduler runs it: prefect.yaml's parameters with these
+    on top, validated by the flow's signature as the server does (so `confirm` arrives as a
+    JSON value: a bool, or a string naming a preview)."""
+    deployments = yaml.safe_load((settings.PACKAGE_PROJECT_DIR / "prefect.yaml").read_text())
+    deployment = next(d for d in deployments["deployments"] if d["name"] == "backfill")
+    flow = load_flow_from_entrypoint(deployment["entrypoint"])
+    validated = flow.validate_parameters({**deployment["parameters"], **parameters})
+    return run_flow(flow, **validated)
+
+
+def test_the_backfill_deployment_publishes_the_preview_its_confirm_names(workspace):
+    published_and_reexported(workspace)
+    outcome = preview()
+
+    report = run_backfill_deployment(
+        start=d(1).isoformat(), end=d(DAYS).isoformat(), restate=True, confirm=outcome.preview_id
+    )
+
+    assert sorted(report.published) == [d(n) for n in range(1, DAYS + 1)]
+    assert report.preview.preview_id == outcome.preview_id
+    assert query(
+        workspace.warehouse,
+        "select parameters->>'from_preview' from ops.run_log "
+        "where outcome = 'succeeded' order by started_at desc limit 1",
+    ) == [(outcome.preview_id,)]
+
+
+@pytest.mark.parametrize(
+    "parameters, message",
+    [
+        ({"confirm": 'p0123"; drop table main.fct_payments; --'}, "is not a preview id"),
+        ({"confirm": "yes"}, "is not a preview id"),
+        ({"confirm": "p0123456789ab", "preview": True}, "and preview: true makes one"),
+    ],
+)
+def test_the_backfill_deployment_refuses_a_confirm_that_is_not_a_preview_id_in_one_line(
+    workspace, parameters, message
+):
+    published_and_reexported(workspace)
+    before = consumer_results(workspace.warehouse)
+    runs = query(workspace.warehouse, "select * from ops.run_log order by all")
+
+    with pytest.raises(RefillError, match=message) as refused:
+        run_backfill_deployment(
+            start=d(1).isoformat(), end=d(DAYS).isoformat(), restate=True, **parameters
+        )
+
+    assert "\n" not in str(refused.value)
+    assert consumer_results(workspace.warehouse) == before
+    assert query(workspace.warehouse, "select * from ops.run_log order by all") == runs
