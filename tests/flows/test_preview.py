@@ -10,7 +10,6 @@ import shutil
 from datetime import date, timedelta
 
 import pytest
-
 import yaml
 from prefect.flows import load_flow_from_entrypoint
 
