@@ -173,6 +173,18 @@ def expired_previews(connection, now: datetime) -> list[str]:
     return [preview_id for (preview_id,) in rows]
 
 
+def latest_preview(connection, now: datetime) -> tuple[str, date, date, datetime] | None:
+    """The newest preview not expired at `now` (id, window start, window end, expiry): the
+    one the board points at, or None."""
+    if not ops.has_table(connection, "ops", "refill_previews"):
+        return None
+    return connection.execute(
+        "select preview_id, window_start, window_end, expires_at from ops.refill_previews "
+        "where expires_at > ? order by created_at desc, preview_id limit 1",
+        [now],
+    ).fetchone()
+
+
 # -- the report ----------------------------------------------------------------------------
 
 

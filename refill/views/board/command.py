@@ -47,4 +47,7 @@ def main(args: argparse.Namespace) -> int:
     out.write_text(page.render_html(board), encoding="utf-8")
     attention = sum(1 for row in board.rows if row.needs_attention)
     print(f"refill board: wrote {out} ({len(board.rows)} days, {attention} need attention)")
+    if board.preview is not None:
+        where = board.preview.page or "saved with --report-dir"
+        print(f"refill board: latest preview {board.preview.preview_id}: {where}")
     return 0

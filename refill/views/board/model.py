@@ -89,6 +89,18 @@ class Extras:
     holder: locking.Holder | None = None  # who holds the warehouse now (building), if anyone
 
 
+@dataclass(frozen=True)
+class PreviewLink:
+    """The latest unexpired restatement preview, shown above the board's rows: the page of
+    its report (old vs new per day) is found from here."""
+
+    preview_id: str
+    start: date
+    end: date
+    expires_at: datetime
+    page: str | None  # its report.html, when saved in the default folder (not --report-dir)
+
+
 @dataclass
 class BoardRow:
     day: date
@@ -144,6 +156,7 @@ class Board:
     statuses: list[DayStatus] = field(default_factory=list, repr=False)
     extras: Extras = field(default_factory=Extras, repr=False)
     current_code_versions: dict[str, str] | None = field(default=None, repr=False)
+    preview: PreviewLink | None = None  # the latest unexpired restatement preview
 
     @property
     def building_days(self) -> list[date]:

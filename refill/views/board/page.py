@@ -236,6 +236,21 @@ _LEGEND = "".join(
 )
 
 
+def _preview_html(board: Board) -> str:
+    """The latest unexpired restatement preview, beside the board: a link to its page."""
+    link = board.preview
+    if link is None:
+        return ""
+    what = (
+        f"restatement preview {_e(link.preview_id)} of {_e(link.start)}..{_e(link.end)}, "
+        f"unpublished, expires {link.expires_at:%Y-%m-%d %H:%M} UTC"
+    )
+    if link.page:
+        uri = Path(link.page).resolve().as_uri()
+        what += f': <a href="{_e(uri)}" data-preview-page>{_e(link.page)}</a>'
+    return f'<section class="preview" data-preview="{_e(link.preview_id)}">{what}</section>'
+
+
 def render_html(board: Board, poll_url: str | None = None, fingerprint: str = "") -> str:
     """The board as one self-contained HTML page. With `poll_url` (from --serve) the page
     checks that URL and reloads when the board's fingerprint changes."""
@@ -260,7 +275,7 @@ def render_html(board: Board, poll_url: str | None = None, fingerprint: str = ""
         body_attributes=attributes,
         css=_package_text("board.css"),
         data_as_of="".join(f"<div>data as of: {_e(line)}</div>" for line in board.data_as_of),
-        banner=_banner_html(board),
+        banner=_banner_html(board) + _preview_html(board),
         marts=_marts_html(board),
         legend=_LEGEND,
         revenue_header=revenue_header,

@@ -13,8 +13,15 @@ from refill.rules import planning
 from refill.rules.catalog import Dataset
 from refill.views import status
 from refill.views.board import rows
-from refill.views.board.model import RECENT_NOTICES, RECENT_RUNS, Board, Extras, VersionedMart
-from refill.warehouse import board_reads, locking, ops
+from refill.views.board.model import (
+    RECENT_NOTICES,
+    RECENT_RUNS,
+    Board,
+    Extras,
+    PreviewLink,
+    VersionedMart,
+)
+from refill.warehouse import board_reads, locking, ops, preview_store
 from refill.warehouse.board_reads import RunEntry
 from refill.warehouse.partition_status import DayStatus
 
@@ -83,7 +90,8 @@ def snapshot(
         if statuses is None:
             statuses = status.collect_for(project, window, connection=c)
         extras = read_extras(warehouse, window, c, project.catalog.primary)
-    return rows.assemble(
+        latest = preview_store.latest_preview(c, ops.utc_now())
+    board = rows.assemble(
         statuses,
         extras,
         window=window,
@@ -91,3 +99,14 @@ def snapshot(
         current_code_versions=versions,
         warehouse=str(warehouse),
     )
+    return replace(board, preview=preview_link(latest))
+
+
+def preview_link(latest: tuple | None) -> PreviewLink | None:
+    """The board's pointer to the latest preview: its page where `--preview` saves it by
+    default (settings.preview_report_dir), when it is there."""
+    if latest is None:
+        return None
+    preview_id, start, end, expires_at = latest
+    page = settings.preview_report_dir() / preview_id / "report.html"
+    return PreviewLink(preview_id, start, end, expires_at, str(page) if page.exists() else None)
