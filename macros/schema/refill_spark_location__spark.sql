@@ -14,8 +14,31 @@
          rather than managed: a managed table cannot be created over the folder a previous
          process left, and with spark.sql.legacy.allowNonEmptyLocationInCTAS (profiles.yml)
          a rebuild replaces its files. --#}
-    location {{ refill_spark_location(this) }}
+    location {{ refill_spark_work_location(this) if refill_spark_is_work_table() else refill_spark_location(this) }}
 {%- endmacro %}
+
+{% macro refill_spark_is_work_table() %}
+    {#-- A work table: a model dbt materializes as a plain table (staging: the window's
+         landed lines, rebuilt every run), not a published model (partitioned), a seed,
+         the ledger or an ops relation (those are created by refill's own macros). --#}
+    {{ return(execute and model is defined and model.resource_type == 'model'
+        and config.get('materialized') == 'table') }}
+{% endmacro %}
+
+{% macro refill_spark_work_location(relation) %}
+    {#-- Spark: a work table's folder private to the window being built,
+         <table folder>/<first day>_<last day>. Each process has its own catalog, so only
+         the folder is shared: two chunks built at once (never over the same day) would
+         otherwise replace each other's files under one folder and fail reading them
+         (FILE_NOT_EXIST). The days come from refill_window (validated dates, formatted
+         here, never the raw vars). A rebuild of the same window replaces its files. --#}
+    {%- if not execute -%}{{ return("''") }}{%- endif -%}
+    {%- set window = refill_window() -%}
+    {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] -%}
+    {{ return(refill_string_literal(
+        warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier ~ '/'
+        ~ window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d'))) }}
+{% endmacro %}
 
 {% macro refill_spark_register(relation, columns=none, partitioned_by=none) %}
     {#-- Spark: make `relation` known to this process's catalog and to dbt's relation cache

@@ -355,7 +355,16 @@ STEP_OF_CLASS = {
 # What DuckDB says when another process holds the file, or the disk stumbled: the only
 # failures a retry after a pause can fix. Everything else fails the same way again.
 LOCK_MARKERS = ("could not set lock on file", "conflicting lock", "database is locked")
-IO_HICCUP_MARKERS = ("input/output error", "resource temporarily unavailable", "stale file handle")
+IO_HICCUP_MARKERS = (
+    "input/output error",
+    "resource temporarily unavailable",
+    "stale file handle",
+    # Spark: a file listed when the query was planned was gone when it was read (another
+    # process replaced the table's files meanwhile): a runtime read, not a project that
+    # does not compile, and a rerun reads the files then present.
+    "file_not_exist",
+    "filenotfoundexception",
+)
 # The one line after a failure that says what to do, by failure class (docs/guarantees.md).
 WHAT_TO_DO = {
     "readiness": "nothing was written; a rerun builds it once the export has landed",

@@ -131,3 +131,19 @@ def _try_all(folder, names, holder):
             taken.release()
         raise
     return held, None
+
+
+@contextlib.contextmanager
+def appends_in_turn(warehouse_dir: str) -> Iterator[None]:
+    """Hold the warehouse's append lock while one process appends to a table.
+
+    Spark commits an append through one `_temporary` folder inside the table's folder,
+    and the first job to finish deletes it: two processes appending to one table at once
+    (two chunks' readiness verdicts or attempts, at --max-concurrency 2) fail or lose rows.
+    Appends are a few small rows, so the warehouse's processes take turns (an OS file lock;
+    `warehouse_dir` as Spark's setting spells it, a path or a file: URI)."""
+    folder = Path(warehouse_dir.removeprefix("file://").removeprefix("file:"))
+    path = locks_dir(folder) / "appends"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(path):
+        yield

@@ -129,7 +129,12 @@ class SparkConnection:
         try:
             if "information_schema." in text:
                 text = self._with_information_schema(text)
-            self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
+            if text.lstrip()[:6].lower() == "insert":  # an append: partition_locks' why
+                warehouse_dir = self._spark.conf.get("spark.sql.warehouse.dir")
+                with partition_locks.appends_in_turn(warehouse_dir):
+                    self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
+            else:
+                self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
         except Exception as error:  # noqa: BLE001 (pyspark's and py4j's, wrapped as one)
             raise SparkEngineError(f"{type(error).__name__}: {error}") from error
         return self

@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime
 
 from refill import settings
 from refill.rules import readiness
+from refill.warehouse import partition_locks
 
 # profiles.yml's `spark` target reads the same variable with the same default.
 SPARK_WAREHOUSE_ENV = "REFILL_SPARK_WAREHOUSE"
@@ -60,7 +61,8 @@ def record_verdicts(spark, dataset: str, start: date, end: date) -> int:
     process's catalog sees them); returns the number of unready days."""
     rows = verdict_rows(dataset, start, end, datetime.now(UTC).replace(tzinfo=None))
     folder = spark.conf.get("spark.sql.warehouse.dir").rstrip("/") + "/" + VERDICTS_FOLDER
-    spark.createDataFrame(rows, VERDICT_SCHEMA).write.mode("append").parquet(folder)
+    with partition_locks.appends_in_turn(spark.conf.get("spark.sql.warehouse.dir")):
+        spark.createDataFrame(rows, VERDICT_SCHEMA).write.mode("append").parquet(folder)
     return len({row[1] for row in rows if not row[2]})
 
 

@@ -155,6 +155,14 @@ def published_day_one(workspace):
             "fct_payments",
             (FailedStep.BUILD, "io", True),
         ),
+        (
+            "Runtime Error in model fct_payments [FAILED_READ_FILE.FILE_NOT_EXIST] Error while "
+            "reading file file:/w/staging.db/stg_payments__lines/part-00000-1.snappy.parquet. "
+            "File does not exist.",
+            "model",
+            "fct_payments",
+            (FailedStep.BUILD, "io", True),
+        ),
     ],
     ids=[
         "readiness",
@@ -167,6 +175,7 @@ def published_day_one(workspace):
         "bad-bytes",
         "reader-holds-file",
         "io-hiccup",
+        "spark-file-gone-under-reader",
     ],
 )
 def test_each_failure_is_classified_by_where_it_happened(message, resource_type, node, expected):

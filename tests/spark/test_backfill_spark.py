@@ -2,9 +2,10 @@
 amounts and quarantine as DuckDB on the same landing, newest-first, and the attempts Spark
 recorded pass the harness's chunks_within_limit.
 
-At concurrency 2 the chunks do start at once on two workers, but the dbt side rebuilds one
-shared staging table (staging.stg_payments__lines) per chunk, so two chunks at once fail
-reading each other's files (FILE_NOT_EXIST): NOTES-spark-runtime.md. This test runs at 1.
+Spark runs twice on that landing, at concurrency 1 and at 2 (two chunks at once in two
+worker processes, each with its own catalog: the staging tables' folders are the window's
+own, spark__location_clause), and both must equal DuckDB; at 2 at least two chunks must
+really have overlapped in time, never more than 2 at once.
 
 Each backfill runs as a user runs it, `refill backfill` in its own process (Spark's JVM is
 the process's); the Spark warehouse's parquet files are read back with DuckDB's parquet
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -23,7 +25,11 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from harness.concurrency import check_chunks_within_limit, writes_from_rows  # noqa: E402
+from harness.concurrency import (  # noqa: E402
+    Write,
+    check_chunks_within_limit,
+    writes_from_rows,
+)
 from refill.sample_data import DaySpec, write_days  # noqa: E402
 from tests.helpers import expected_day  # noqa: E402
 
@@ -75,7 +81,26 @@ def duckdb_days(warehouse: Path) -> dict:
     return {day: (rows, amount, quarantine.get(day, 0)) for day, rows, amount in facts}
 
 
-def test_spark_backfill_publishes_what_duckdb_does(tmp_path):
+def spark_writes(warehouse: Path) -> list[Write]:
+    with duckdb.connect() as connection:
+        rows = connection.execute(
+            "select run_id, partition_date, chunk_start, chunk_end, attempt, started_at, "
+            f"ended_at from {parquet(warehouse / 'ops.db/partition_attempts')} "
+            "where attempt > 0"
+        ).fetchall()
+    return writes_from_rows(rows)
+
+
+def overlapping(writes: list[Write]) -> list[tuple[Write, Write]]:
+    return [
+        (first, second)
+        for n, first in enumerate(writes)
+        for second in writes[n + 1 :]
+        if first.started_at < second.ended_at and second.started_at < first.ended_at
+    ]
+
+
+def test_spark_backfill_at_concurrency_1_and_2_publishes_what_duckdb_does(tmp_path):
     landing = tmp_path / "landing"
     write_days(landing, D1, DAYS, DaySpec(payments=60))
     window = ["backfill", "--start", str(D1), "--end", str(D1 + timedelta(DAYS - 1))]
@@ -88,31 +113,34 @@ def test_spark_backfill_publishes_what_duckdb_does(tmp_path):
         REFILL_WAREHOUSE=str(tmp_path / "duck" / "refill.duckdb"),
     )
     assert on_duckdb.returncode == 0, on_duckdb.stderr[-2000:]
-    spark_warehouse = tmp_path / "spark"
-    on_spark = refill(
-        window,
-        DBT_TARGET="spark",
-        REFILL_LANDING=str(landing),
-        REFILL_SPARK_WAREHOUSE=str(spark_warehouse),
-        REFILL_SPARK_MASTER="local[1]",
-    )
-    assert on_spark.returncode == 0, on_spark.stderr[-4000:]
-
     reference = duckdb_days(tmp_path / "duck" / "refill.duckdb")
     assert sorted(reference) == [D1 + timedelta(n) for n in range(DAYS)]
     for day, (rows, amount, _) in reference.items():  # DuckDB's is the oracle's
         truth = expected_day(landing, day)
         assert (rows, amount) == (truth.published, truth.amount), day
-    assert spark_days(spark_warehouse) == reference
 
-    with duckdb.connect() as connection:
-        rows = connection.execute(
-            "select run_id, partition_date, chunk_start, chunk_end, attempt, started_at, "
-            f"ended_at from {parquet(spark_warehouse / 'ops.db/partition_attempts')} "
-            "where attempt > 0"
-        ).fetchall()
-    writes = writes_from_rows(rows)
-    assert len(writes) == DAYS
-    assert check_chunks_within_limit(writes, 1) == []
-    # newest-first: the newest day's chunk was built first
-    assert [w.chunk_start for w in writes] == [D1 + timedelta(n) for n in reversed(range(DAYS))]
+    walls = {}
+    for concurrency in (1, 2):
+        spark_warehouse = tmp_path / f"spark-{concurrency}"
+        began = time.monotonic()
+        on_spark = refill(
+            [*window, "--max-concurrency", str(concurrency)],
+            DBT_TARGET="spark",
+            REFILL_LANDING=str(landing),
+            REFILL_SPARK_WAREHOUSE=str(spark_warehouse),
+            REFILL_SPARK_MASTER="local[1]",
+        )
+        walls[concurrency] = time.monotonic() - began
+        assert on_spark.returncode == 0, on_spark.stderr[-4000:]
+        assert spark_days(spark_warehouse) == reference, concurrency
+
+        writes = spark_writes(spark_warehouse)
+        assert len(writes) == DAYS, writes
+        assert check_chunks_within_limit(writes, concurrency) == []
+        if concurrency == 1:
+            # newest-first: the newest day's chunk was built first
+            newest_first = [D1 + timedelta(n) for n in reversed(range(DAYS))]
+            assert [w.chunk_start for w in writes] == newest_first
+        else:  # it really ran two chunks at once
+            assert overlapping(writes), [str(w) for w in writes]
+    print(f"spark backfill wall: concurrency 1 {walls[1]:.1f} s, 2 {walls[2]:.1f} s")

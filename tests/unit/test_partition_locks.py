@@ -12,7 +12,7 @@ import time
 import pytest
 
 from refill.warehouse import locking
-from refill.warehouse.partition_locks import gate, holders, partition_locks
+from refill.warehouse.partition_locks import appends_in_turn, gate, holders, partition_locks
 
 
 def hold_days_in_another_process(folder, days, seconds):
@@ -132,3 +132,27 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
     with pytest.raises(Exception, match="is a file, not a folder"):
         with partition_locks(target, run_id="me", command="daily", priority=locking.LIVE):
             pass
+
+
+def test_appends_from_two_processes_take_turns(tmp_path):
+    """Spark commits an append through one `_temporary` folder per table, which the first
+    job to finish deletes: a process appending while another does must wait for it."""
+    code = textwrap.dedent(
+        f"""
+        import time
+        from refill.warehouse.partition_locks import appends_in_turn
+        with appends_in_turn("file:" + {str(tmp_path)!r}):
+            print("appending", flush=True)
+            time.sleep(2)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "appending"
+        began = time.monotonic()
+        with appends_in_turn(str(tmp_path)):  # the same folder, spelled as a plain path
+            waited = time.monotonic() - began
+        assert waited > 1.0  # it waited for the other process's append to end
+    finally:
+        child.kill()
+        child.wait()
