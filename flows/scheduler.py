@@ -39,7 +39,7 @@ from refill.errors import FailedStep
 from refill.rules import schedule
 from refill.rules.planning import Chunk
 from refill.warehouse.dbt_runner import WHAT_TO_DO, shared_project
-from refill.warehouse.engine import warehouse_at
+from refill.warehouse.engine import is_transient, warehouse_at
 
 POLL_SECONDS = 0.2
 Choose = Callable[..., Chunk | None]  # schedule.next_to_start's signature
@@ -160,6 +160,18 @@ def build_in_worker(context: RunContext, chunk: Chunk, attempt: int) -> WorkerOu
             str(failure.failed_step),
             failure.what_to_do,
             failure.recorded,
+        )
+    except Exception as error:
+        # Whatever else a chunk raises (the engine, outside dbt) crosses back to the parent
+        # as text: an engine's exception may hold objects that cannot be pickled, and an
+        # unpicklable error would fail the whole backfill instead of this chunk.
+        return WorkerOutcome(
+            None,
+            f"chunk {chunk} failed: {type(error).__name__}: " + " ".join(str(error).split())[:500],
+            is_transient(error),
+            str(FailedStep.OTHER),
+            WHAT_TO_DO["other"],
+            False,
         )
     if _STARTUP_SECONDS is not None:  # the worker's first chunk carries its start-up
         result = replace(result, startup_seconds=_STARTUP_SECONDS)

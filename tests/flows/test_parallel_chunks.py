@@ -63,3 +63,36 @@ def test_two_workers_publish_exactly_the_source_newest_first(workspace, monkeypa
     assert check_chunks_within_limit(writes, 2) == []
     # the progress names the chunks running at once
     assert "started · running 2 of 2" in caplog.text
+
+
+class _EngineError(RuntimeError):
+    """An engine's exception holding a lock, as py4j's do: it cannot be pickled."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        import threading
+
+        self.lock = threading.RLock()
+
+
+def test_a_worker_error_that_cannot_be_pickled_fails_its_chunk_only(monkeypatch):
+    import pickle
+
+    from flows import scheduler
+    from refill.rules.planning import Chunk
+
+    def engine_fails(*args, **kwargs):
+        raise _EngineError("FILE_NOT_EXIST wap.db/x\n  at the JVM")
+
+    monkeypatch.setattr(scheduler, "build_chunk", engine_fails)
+    monkeypatch.setattr(scheduler, "shared_project", lambda: None)
+    chunk = Chunk(d(1), d(2))
+    with pytest.raises(TypeError):
+        pickle.dumps(_EngineError("x"))  # what made the whole backfill fail before
+
+    outcome = pickle.loads(pickle.dumps(scheduler.build_in_worker(None, chunk, 1)))
+
+    assert outcome.result is None
+    assert outcome.message.startswith(f"chunk {chunk} failed: _EngineError: FILE_NOT_EXIST")
+    assert "\n" not in outcome.message
+    assert outcome.failed_step == "other" and outcome.recorded is False
