@@ -35,6 +35,7 @@ from tests.helpers import expected_day  # noqa: E402
 
 D1 = date(2026, 2, 1)
 DAYS = 4
+CHUNK_DAYS = 2
 
 
 def refill(arguments: list[str], **environment: str) -> subprocess.CompletedProcess:
@@ -104,7 +105,9 @@ def test_spark_backfill_at_concurrency_1_and_2_publishes_what_duckdb_does(tmp_pa
     landing = tmp_path / "landing"
     write_days(landing, D1, DAYS, DaySpec(payments=60))
     window = ["backfill", "--start", str(D1), "--end", str(D1 + timedelta(DAYS - 1))]
-    window += ["--chunk-days", "1"]
+    # Two-day chunks: two chunks a run, enough for an order and an overlap, and each chunk
+    # on Spark costs tens of seconds here (CI time).
+    window += ["--chunk-days", str(CHUNK_DAYS)]
 
     on_duckdb = refill(
         window,
@@ -135,11 +138,11 @@ def test_spark_backfill_at_concurrency_1_and_2_publishes_what_duckdb_does(tmp_pa
         assert spark_days(spark_warehouse) == reference, concurrency
 
         writes = spark_writes(spark_warehouse)
-        assert len(writes) == DAYS, writes
+        assert len(writes) == DAYS // CHUNK_DAYS, writes
         assert check_chunks_within_limit(writes, concurrency) == []
         if concurrency == 1:
             # newest-first: the newest day's chunk was built first
-            newest_first = [D1 + timedelta(n) for n in reversed(range(DAYS))]
+            newest_first = [D1 + timedelta(n) for n in reversed(range(0, DAYS, CHUNK_DAYS))]
             assert [w.chunk_start for w in writes] == newest_first
         else:  # it really ran two chunks at once
             assert overlapping(writes), [str(w) for w in writes]
