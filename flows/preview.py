@@ -37,7 +37,7 @@ from refill.rules.plan import BackfillPlan
 from refill.views import preview_report
 from refill.warehouse import locking, ops, preview_store
 from refill.warehouse.dbt_runner import DbtProject, window_vars
-from refill.warehouse.engine import warehouse_at
+from refill.warehouse.engine import require_transactions, warehouse_at
 
 
 @dataclass
@@ -329,6 +329,7 @@ def _what_changed(project: DbtProject, record: rules.PreviewRecord) -> str | Non
 def preview_path(project, plan, selection, report, asked: dict):
     """The backfill flow's `--preview` and `--from-preview ID` (a `confirm` naming a preview),
     once it has planned: `asked` holds the flow's parameters; fills the flow's `report`."""
+    require_transactions(warehouse_at(), "a restatement preview (--preview, --from-preview)")
     parameters = {
         name: asked[name]
         for name in ("start", "end", "order", "chunk_days", "chunk_lines", "restate", "select")

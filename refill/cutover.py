@@ -36,7 +36,7 @@ from refill.rules.cutover import CutoverReport, VersionedModel
 from refill.views import cutover_report
 from refill.warehouse import cutover_store
 from refill.warehouse.dbt_runner import shared_project
-from refill.warehouse.engine import Connection, Warehouse, warehouse_at
+from refill.warehouse.engine import Connection, Warehouse, require_transactions, warehouse_at
 from refill.warehouse.locking import LIVE
 
 # A cutover is a short, interactive command: it waits for a build in progress, not for hours.
@@ -64,8 +64,9 @@ def cutover(
     any refusal; the warehouse is then as it was.
     """
     say = echo or (lambda _text: None)
-    spec = rules.versioned_model(model, shared_project().catalog)
     warehouse = warehouse_at()
+    require_transactions(warehouse, "refill cutover")
+    spec = rules.versioned_model(model, shared_project().catalog)
     if not warehouse.exists():
         raise RefillError(
             f"cutover refused: no warehouse at {warehouse.path}; build it first (dbt build)"

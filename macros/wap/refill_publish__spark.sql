@@ -32,6 +32,13 @@
         {{ return('') }}
     {%- endif -%}
 
+    {%- if refill_preview_id() is not none -%}
+        {#-- A preview keeps its chunk in one transaction (refill_keep_preview): not built on
+             Spark. Refused before anything is replaced, so nothing is published. --#}
+        {%- do refill_spark_drop_shadows(chunk) -%}
+        {{ exceptions.raise_compiler_error(
+            "refill preview: a restatement preview is not built for Spark yet; nothing published") }}
+    {%- endif -%}
     {%- set publishing = chunk | map(attribute='alias') | list -%}
     {%- for node in chunk -%}
         {%- set target = refill_node_relation(node) -%}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from refill import settings
-from refill.errors import RefillError
+from refill.errors import RefillError, UsageError
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from refill.warehouse.spark_engine import SparkWarehouse
 
@@ -52,6 +52,9 @@ class Warehouse(Protocol):
     # up to --max-concurrency chunks in parallel only then.
     concurrent_writers: bool
     name: str  # the engine's name, as DBT_TARGET names it
+    # Whether several statements commit together: cutover's checked switch and the
+    # preview's kept chunks are built on it; an engine without it refuses them by name.
+    transactions: bool
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:
@@ -122,6 +125,15 @@ def engine():
 def warehouse_at(path: Path | None = None) -> Warehouse:
     """The warehouse at `path` (default: settings.warehouse_path()) on refill's engine."""
     return engine()(settings.warehouse_path() if path is None else path)
+
+
+def require_transactions(warehouse: Warehouse, what: str) -> None:
+    """Refuse, in one line, `what` on an engine whose statements do not commit together."""
+    if not warehouse.transactions:
+        raise UsageError(
+            f"{what} needs an engine whose statements commit together (DuckDB); "
+            f"it is not built for {warehouse.name} yet: nothing was written"
+        )
 
 
 def is_transient(error: BaseException) -> bool:

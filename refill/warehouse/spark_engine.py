@@ -198,6 +198,9 @@ class SparkWarehouse:
     # runs up to --max-concurrency chunks in parallel.
     concurrent_writers: ClassVar[bool] = True
     name: ClassVar[str] = "spark"
+    # Parquet tables have no multi-statement commit: `refill cutover` and the preview are
+    # refused here (refill.warehouse.engine.require_transactions).
+    transactions: ClassVar[bool] = False
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:

@@ -180,3 +180,25 @@ def test_the_ledger_reads_that_replaced_each_modules_own(tmp_path):
         assert cutover_store.published_days(connection, "fct_x_v3") == []
         assert cutover_store.read_pointer(connection, "fct_x") is None
         assert not cutover_store.relation_exists(connection, "fct_x_v2")
+
+
+def test_cutover_and_the_preview_are_refused_by_name_on_an_engine_without_transactions(
+    tmp_path, monkeypatch
+):
+    """Cutover's checked switch and the preview's kept chunks commit several statements
+    together; on Spark (parquet: no such commit) each is refused in one line before anything
+    is read or written, instead of half-switching a pointer or publishing a preview."""
+    from flows.preview import preview_path
+    from refill import cutover
+    from refill.errors import UsageError
+
+    monkeypatch.setenv("DBT_TARGET", "spark")
+    monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
+    with pytest.raises(UsageError, match=r"^refill cutover needs an engine whose statements"):
+        cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
+    with pytest.raises(UsageError, match=r"^a restatement preview .* not built for spark"):
+        preview_path(None, None, None, None, {})
+    assert not (tmp_path / "spark").exists()  # nothing written
+
+    monkeypatch.setenv("DBT_TARGET", "duckdb")
+    assert warehouse_at(tmp_path / "w.duckdb").transactions
