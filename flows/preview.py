@@ -214,7 +214,7 @@ def publish_from_preview(
         )
     reason = _what_changed(project, record)
     if reason is not None:
-        if reason.startswith(f"preview {preview_id} expired"):
+        if ops.utc_now() >= record.expires_at:  # expired (what_changed checks it first)
             with _locked(context), ops.connect(warehouse) as connection:
                 preview_store.drop_preview(connection, preview_id)
             reason += "; it is dropped"

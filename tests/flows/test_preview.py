@@ -142,6 +142,26 @@ def test_a_preview_is_refused_after_a_reexport_of_one_of_its_days(workspace):
     assert consumer_results(workspace.warehouse) == before
 
 
+def test_an_expired_preview_is_refused_and_dropped(workspace, monkeypatch):
+    from refill.warehouse import ops
+
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+    later = ops.utc_now() + timedelta(days=settings.PREVIEW_KEEP_DAYS + 1)
+    monkeypatch.setattr(ops, "utc_now", lambda: later)
+
+    with pytest.raises(RefillError, match=f"preview {outcome.preview_id} expired .*dropped"):
+        publish(outcome.preview_id)
+    assert consumer_results(workspace.warehouse) == before
+    kept = query(
+        workspace.warehouse,
+        "select count(*) from ops.refill_previews where preview_id = ?",
+        [outcome.preview_id],
+    )
+    assert kept == [(0,)]
+
+
 def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(workspace):
     published_and_reexported(workspace)
     outcome = preview()
