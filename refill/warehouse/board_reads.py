@@ -15,6 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from refill.rules import planning
+from refill.warehouse.ops import OUTBOX_LATEST, RUN_LOG_LATEST
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ def read_runs(connection, recent: int) -> list[RunEntry]:
     """The `recent` latest runs, and every run still marked running; newest first."""
     rows = connection.execute(
         "select run_id, command, command_line, parameters, started_at, ended_at, outcome, "
-        "message from ops.run_log "
-        "qualify row_number() over (order by started_at desc) <= ? or outcome = 'running' "
+        "message from (select *, row_number() over (order by started_at desc) as recency "
+        f"from {RUN_LOG_LATEST}) as runs where recency <= ? or outcome = 'running' "
         "order by started_at desc",
         [recent],
     ).fetchall()
@@ -102,12 +103,12 @@ def read_notices(connection, start: date, end: date, recent: int) -> list[Notice
     about whole runs; newest first."""
     columns = "idempotency_key, flow_name, logical_date, outcome, message, created_at, sent_at"
     per_day = connection.execute(
-        f"select {columns} from ops.notification_outbox "
+        f"select {columns} from {OUTBOX_LATEST} "
         "where logical_date between ? and ? order by created_at desc",
         [start, end],
     ).fetchall()
     per_run = connection.execute(
-        f"select {columns} from ops.notification_outbox "
+        f"select {columns} from {OUTBOX_LATEST} "
         "where logical_date is null order by created_at desc limit ?",
         [recent],
     ).fetchall()

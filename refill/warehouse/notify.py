@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import date
 
-from refill.warehouse.ops import utc_now
+from refill.warehouse.ops import OUTBOX_LATEST, utc_now
 
 WEBHOOK_ENV = "REFILL_WEBHOOK_URL"
 WEBHOOK_TIMEOUT_SECONDS = 5
@@ -140,7 +140,7 @@ def read_pending(connection) -> list[Pending]:
     """Unsent notifications that have not used up their delivery attempts, oldest first."""
     rows = connection.execute(
         "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
-        "delivery_attempts from ops.notification_outbox "
+        f"delivery_attempts from {OUTBOX_LATEST} "
         "where sent_at is null and delivery_attempts < ? order by created_at",
         [MAX_DELIVERY_ATTEMPTS],
     ).fetchall()
@@ -186,12 +186,36 @@ def deliver(pending: list[Pending], logger: logging.Logger | None = None) -> lis
 
 
 def record_deliveries(connection, results: list[Delivery]) -> None:
+    if getattr(connection, "append_only", False):
+        _record_deliveries_appending(connection, results)
+        return
     for result in results:
         connection.execute(
             "update ops.notification_outbox set "
             "sent_at = case when ? then ? else sent_at end, "
             "delivery_attempts = delivery_attempts + ?, "
             "last_error = coalesce(?, last_error) where idempotency_key = ?",
+            [
+                result.error is None,
+                utc_now(),
+                result.tries,
+                result.error,
+                result.idempotency_key,
+            ],
+        )
+
+
+def _record_deliveries_appending(connection, results: list[Delivery]) -> None:
+    """An engine without update (Spark's parquet): each delivery appends the key's next
+    state, a copy of its latest row with the delivery filled in; readers take the newest
+    row per key (ops.OUTBOX_LATEST), so a sent notification is never read as pending."""
+    for result in results:
+        connection.execute(
+            "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, "
+            "outcome, code_version, message, created_at, sent_at, delivery_attempts, last_error) "
+            "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
+            "created_at, case when ? then ? else sent_at end, delivery_attempts + ?, "
+            f"coalesce(?, last_error) from {OUTBOX_LATEST} where idempotency_key = ?",
             [
                 result.error is None,
                 utc_now(),

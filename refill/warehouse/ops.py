@@ -91,6 +91,35 @@ def seeds_are_loaded(connection, seeds: dict[str, tuple[str, str]], load_key: st
     )
 
 
+# -- latest state per key ------------------------------------------------------------------
+
+
+def latest_per_key(relation: str, key: str, newest_first: str) -> str:
+    """`relation` as a subquery with one row per `key`: its newest state by `newest_first`
+    (an ORDER BY list). On DuckDB a key's row is updated in place, so it has one row anyway;
+    on an append-only engine (Spark's parquet: no update) each later state of a key is an
+    appended row, and every reader goes through this to see one row per key. The arguments
+    are the callers' constant names, never values."""
+    return (
+        f"(select * from (select *, row_number() over (partition by {key} "
+        f"order by {newest_first}) as state_rank from {relation}) as states "
+        f"where state_rank = 1) as latest"
+    )
+
+
+# ops.run_log, one row per run: its closing row when it has one.
+RUN_LOG_LATEST = latest_per_key(
+    "ops.run_log", "run_id", "case when ended_at is null then 1 else 0 end, ended_at desc"
+)
+# ops.notification_outbox, one row per key: sent first, then the most delivery attempts.
+OUTBOX_LATEST = latest_per_key(
+    "ops.notification_outbox",
+    "idempotency_key",
+    "case when sent_at is null then 1 else 0 end, delivery_attempts desc, "
+    "case when last_error is null then 1 else 0 end",
+)
+
+
 # -- run log -------------------------------------------------------------------------------
 
 

@@ -75,15 +75,25 @@ def session(folder: Path):
     return spark
 
 
+# Schemas of work tables private to the chunk that writes them (dbt_project.yml: staging;
+# spark__refill_shadow_relation: wap). Another process may be writing or emptying their files
+# at this moment, and reading a footer mid-write fails (CANNOT_READ_FILE_FOOTER), so they are
+# never registered here: refill reads only the ops, reference and published relations.
+PRIVATE_WORK_SCHEMAS = frozenset({"staging", "wap"})
+
+
 def register_tables(spark, folder: Path) -> list[str]:
     """Make the tables already written under `folder` known to this process's in-memory
     catalog (a new process starts with an empty one): each `<schema>.db/<table>` folder as a
-    parquet table, its day partitions recovered. Returns the names registered. (dbt's
-    on-run-start registers them for dbt; this is for refill's own reads outside dbt.)"""
+    parquet table, its day partitions recovered, except the chunks' private work tables
+    (PRIVATE_WORK_SCHEMAS). Returns the names registered. (dbt's on-run-start registers them
+    for dbt; this is for refill's own reads outside dbt.)"""
     root = folder
     names = []
     for schema_dir in sorted(root.glob("*.db")) if root.is_dir() else []:
         schema = schema_dir.name.removesuffix(".db")
+        if schema in PRIVATE_WORK_SCHEMAS:
+            continue
         spark.sql(f"create database if not exists {_identifier(schema)}")
         for table_dir in sorted(path for path in schema_dir.iterdir() if path.is_dir()):
             if not any(table_dir.rglob("*.parquet")):
