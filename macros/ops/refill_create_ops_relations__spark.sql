@@ -23,25 +23,16 @@
         ~ " returns table (day date) return select explode(sequence(first_day, last_day, step))") -%}
 
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_ledger', type='table'),
-        "status string, run_id string, git_commit string, code_version string,"
-        ~ " source_fingerprint string, rows_written bigint, source_records bigint,"
-        ~ " is_backfill boolean, window_start date, window_end date, published_at timestamp,"
-        ~ " model_name string, partition_date date",
+        refill_ops_columns_ddl('partition_ledger', spark=true, last=['model_name', 'partition_date']),
         'model_name, partition_date') -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_attempts', type='table'),
-        "run_id string, command string, partition_date date, chunk_start date, chunk_end date,"
-        ~ " attempt int, outcome string, message string, started_at timestamp, ended_at timestamp,"
-        ~ " failed_step string") -%}
+        refill_ops_columns_ddl('partition_attempts', spark=true)) -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='run_log', type='table'),
-        "run_id string, command string, command_line string, parameters string, user_name string,"
-        ~ " host string, started_at timestamp, ended_at timestamp, outcome string,"
-        ~ " partitions_touched array<date>, message string") -%}
+        refill_ops_columns_ddl('run_log', spark=true)) -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='notification_outbox', type='table'),
-        "idempotency_key string, flow_name string, logical_date date, outcome string,"
-        ~ " code_version string, message string, created_at timestamp, sent_at timestamp,"
-        ~ " delivery_attempts int, last_error string") -%}
+        refill_ops_columns_ddl('notification_outbox', spark=true)) -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
-        "seed_id string, load_key string, loaded_at timestamp") -%}
+        refill_ops_columns_ddl('seed_loads', spark=true)) -%}
     {#-- The readiness verdicts refill recorded (refill/warehouse/spark_readiness.py): one
          row per day and part file, with the file's sha256; the latest recording of a day
          wins. The gate and the line reader check the bytes they read against it. --#}

@@ -113,38 +113,71 @@
         from extracted
     ),
 
+    {{ refill_classify_typed_payment_lines('typed', markets, currencies) }}
+{% endmacro %}
+
+{% macro refill_classify_typed_payment_lines(typed, markets, currencies, spark=false) %}
+    {#
+        The rule itself, shared by both engines' spellings of parsing (DuckDB's above,
+        Spark's in refill_classify_payment_lines__spark.sql): from `typed`, a CTE of parsed
+        lines (landed_date, file_name, line_number, line_text, is_valid_utf8, is_json,
+        is_object, the six fields' JSON kinds as the engine names them, their text, event_ts
+        and amount typed), the CTEs that validate, find replays and conflicts, and classify,
+        then the final select. Renders the rest of a WITH: the caller writes `with ...,
+        typed as (...),` before it. `spark` picks Spark SQL's spelling where it differs
+        (docs/spark.md, section 4): a JSON null or missing field is VOID or NULL (DuckDB:
+        'NULL'), text is STRING (VARCHAR), regular expressions are raw literals with rlike,
+        the UTC day comes from unix seconds (the session's zone never decides a day),
+        xxhash64 is DuckDB's 64-bit hash, a struct its row value.
+    #}
+    {%- set absent = "'VOID'" if spark else "'NULL'" -%}
+    {%- set text = "'STRING'" if spark else "'VARCHAR'" -%}
+    {%- set hash = 'xxhash64' if spark else 'hash' -%}
+    {%- set row = 'struct' if spark else '' %}
     validated as (
         select
-            typed.*,
+            {{ typed }}.*,
             case
                 when not is_valid_utf8 then 'not valid UTF-8'
                 when not is_json then 'not valid JSON'
                 when not is_object then 'not a JSON object'
-                when coalesce(transaction_id_kind, 'NULL') = 'NULL' then 'transaction_id missing'
-                when transaction_id_kind <> 'VARCHAR' or transaction_id = ''
+                when coalesce(transaction_id_kind, {{ absent }}) = {{ absent }} then 'transaction_id missing'
+                when transaction_id_kind <> {{ text }} or transaction_id = ''
                     then 'transaction_id is not a non-empty string'
-                when coalesce(event_ts_kind, 'NULL') = 'NULL' then 'event_ts missing'
+                when coalesce(event_ts_kind, {{ absent }}) = {{ absent }} then 'event_ts missing'
                 when
-                    event_ts_kind <> 'VARCHAR'
+                    event_ts_kind <> {{ text }}
+                    {% if spark %}
+                    or not event_ts_text rlike r'^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}'
+                    {% else %}
                     or not regexp_matches(event_ts_text, '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}')
+                    {% endif %}
                     or event_ts is null
                     then 'event_ts is not an ISO-8601 timestamp'
+                {% if spark %}
+                when date_from_unix_date(cast(floor(unix_seconds(event_ts) / 86400) as int)) <> landed_date
+                {% else %}
                 when event_ts::date <> landed_date
+                {% endif %}
                     then 'event_ts ' || event_ts_text || ' is not on the partition day'
-                when coalesce(amount_kind, 'NULL') = 'NULL' then 'amount missing'
+                when coalesce(amount_kind, {{ absent }}) = {{ absent }} then 'amount missing'
+                {% if spark %}
+                when not amount_kind rlike r'^(BIGINT|INT|SMALLINT|TINYINT|DOUBLE|FLOAT|DECIMAL)' or amount is null
+                {% else %}
                 when amount_kind not in ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT') or amount is null
+                {% endif %}
                     then 'amount is not a number'
-                when coalesce(currency_kind, 'NULL') = 'NULL' then 'currency missing'
+                when coalesce(currency_kind, {{ absent }}) = {{ absent }} then 'currency missing'
                 when currency not in (select known.currency from {{ currencies }} as known)
                     then 'unknown currency ' || currency
-                when coalesce(market_kind, 'NULL') = 'NULL' then 'market missing'
+                when coalesce(market_kind, {{ absent }}) = {{ absent }} then 'market missing'
                 when market not in (select known.market from {{ markets }} as known)
                     then 'unknown market ' || market
-                when coalesce(status_kind, 'NULL') = 'NULL' then 'status missing'
+                when coalesce(status_kind, {{ absent }}) = {{ absent }} then 'status missing'
                 when status not in ('captured', 'refunded', 'failed')
                     then 'unknown status ' || status
             end as malformed_reason
-        from typed
+        from {{ typed }}
     ),
 
     repeated_transactions as (
@@ -161,15 +194,18 @@
     valid_versions as (
         -- per repeated transaction and day: whether its copies differ, and which is first
         select
-            landed_date,
-            transaction_id,
-            min(hash(event_ts, amount, currency, market, status))
-            <> max(hash(event_ts, amount, currency, market, status)) as is_conflicting,
-            min((file_name, line_number)) as first_copy
+            validated.landed_date,
+            validated.transaction_id,
+            min({{ hash }}(event_ts, amount, currency, market, status))
+            <> max({{ hash }}(event_ts, amount, currency, market, status)) as is_conflicting,
+            min({{ row }}(file_name, line_number)) as first_copy
         from validated
-        semi join repeated_transactions using (landed_date, transaction_id)
-        where malformed_reason is null
-        group by landed_date, transaction_id
+        semi join repeated_transactions
+            on
+                validated.landed_date = repeated_transactions.landed_date
+                and validated.transaction_id = repeated_transactions.transaction_id
+        where validated.malformed_reason is null
+        group by validated.landed_date, validated.transaction_id
     ),
 
     classified as (
@@ -181,7 +217,7 @@
                     then 'quarantined'
                 -- a transaction landed once has no versions to compare: its one copy
                 when valid_versions.first_copy is null
-                    or (validated.file_name, validated.line_number) = valid_versions.first_copy
+                    or {{ row }}(validated.file_name, validated.line_number) = valid_versions.first_copy
                     then 'published'
                 else 'duplicate'
             end as line_status
