@@ -87,6 +87,11 @@ class DuckDBWarehouse:
     def live_waiting(self) -> bool:
         return locking.live_waiter(self.path) is not None
 
+    def builders(self) -> list[locking.Holder]:
+        """The one writer's lock holder, unless it is a reader."""
+        holder = locking.read_holder(self.path)
+        return [] if holder is None or holder.priority == locking.READ else [holder]
+
     @contextlib.contextmanager
     def read(
         self,

@@ -94,6 +94,12 @@ class Warehouse(Protocol):
         """Whether a live run (daily) waits for the warehouse now: history goes after it."""
         ...
 
+    def builders(self) -> list:
+        """The runs building in the warehouse now, each a locking.Holder with its days
+        (readers are not builders): on one writer, the lock's holder; on concurrent
+        writers, every chunk holding its days. A holder that died holds nothing."""
+        ...
+
     def read(
         self, *, reader: str = "read", wait_seconds: float = ..., on_wait: Callable | None = None
     ) -> contextlib.AbstractContextManager[Connection]:

@@ -274,6 +274,16 @@ class SparkWarehouse:
     def live_waiting(self) -> bool:
         return locking.live_waiter(partition_locks.gate(self.path)) is not None
 
+    def builders(self) -> list[locking.Holder]:
+        """Every chunk building now, once each, with its days: two at once under
+        --max-concurrency 2. Each holds its days' locks and each lock names the chunk's
+        holder (partition_locks), so one chunk is found once per day it holds."""
+        found: dict[tuple, locking.Holder] = {}
+        for holder in partition_locks.holders(self.path).values():
+            if holder.priority != locking.READ:
+                found.setdefault((holder.run_id, holder.pid, tuple(holder.partitions)), holder)
+        return sorted(found.values(), key=lambda holder: (holder.partitions, holder.pid))
+
     @contextlib.contextmanager
     def read(
         self,

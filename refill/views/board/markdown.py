@@ -16,6 +16,7 @@ from refill.views.board.model import (
     WAITING,
     Board,
     Extras,
+    days_label,
     money,
     number,
 )
@@ -76,7 +77,10 @@ def summary_markdown(
 def board_markdown(board: Board) -> str:
     lines = [f"## refill board {board.window}", ""]
     lines += [f"- data as of: {line}" for line in board.data_as_of]
-    lines += [f"- running now: {run.describe()}" for run in board.active_runs]
+    for run in board.active_runs:
+        chunks = [days_label(b) for b in board.builders if b.run_id == run.run_id and b.partitions]
+        building = f" · building {', '.join(chunks)}" if chunks else ""
+        lines.append(f"- running now: {run.describe()}{building}")
     lines += [f"- {mart.describe()}" for mart in board.marts]
     legend = ", ".join(f"{LAMP_EMOJI[state]} {name}" for state, name in LEGEND)
     lines += ["", f"lamps: {legend}", ""]

@@ -86,7 +86,9 @@ class Extras:
     hourly: dict[date, dict[int, int]] = field(default_factory=dict)
     data_as_of: list[tuple] = field(default_factory=list)  # (model, complete through, published)
     marts: list[VersionedMart] = field(default_factory=list)
-    holder: locking.Holder | None = None  # who holds the warehouse now (building), if anyone
+    # who builds in the warehouse now, each with its days: the lock's one holder on DuckDB,
+    # each chunk at once on Spark (Warehouse.builders); empty when nobody does
+    builders: list[locking.Holder] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ class Board:
     recent_runs: list[RunEntry]
     run_notices: list[Notice]  # notifications about whole runs (no logical date)
     marts: list[VersionedMart]
-    holder: locking.Holder | None
+    builders: list[locking.Holder]
     warehouse: str
     statuses: list[DayStatus] = field(default_factory=list, repr=False)
     extras: Extras = field(default_factory=Extras, repr=False)
@@ -161,6 +163,15 @@ class Board:
     @property
     def building_days(self) -> list[date]:
         return [row.day for row in self.rows if row.lamp("building").state == ACTIVE]
+
+
+def days_label(builder: locking.Holder) -> str:
+    """A builder's days as the board names them: one day, or a chunk first..last (two
+    chunks building at once are two of these)."""
+    days = sorted(builder.partitions)
+    if len(days) > 1:
+        return f"{days[0]}..{days[-1]}"
+    return days[0] if days else ""
 
 
 def number(value: int | None) -> str:

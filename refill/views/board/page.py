@@ -24,6 +24,7 @@ from refill.views.board.model import (
     Board,
     BoardRow,
     Lamp,
+    days_label,
     money,
     number,
 )
@@ -163,16 +164,18 @@ def _row_html(row: BoardRow) -> str:
 def _banner_html(board: Board) -> str:
     parts = []
     for run in board.active_runs:
-        building = ", ".join(str(day) for day in board.building_days)
+        chunks = [days_label(builder) for builder in board.builders if builder.run_id == run.run_id]
+        building = ", ".join(chunk for chunk in chunks if chunk)
         now = f" · building {building}" if building else " · between steps"
         parts.append(
             f'<div class="banner running" data-run="{_e(run.run_id)}">'
             f'<span class="pulse"></span>running now: <b>{_e(run.command)}</b> '
             f"{_e(run.describe())}{_e(now)}</div>"
         )
-    holder = board.holder
-    if holder is not None and not any(run.run_id == holder.run_id for run in board.active_runs):
-        building = f" · building {', '.join(holder.partitions)}" if holder.partitions else ""
+    for holder in board.builders:
+        if any(run.run_id == holder.run_id for run in board.active_runs):
+            continue
+        building = f" · building {days_label(holder)}" if holder.partitions else ""
         parts.append(
             f'<div class="banner running"><span class="pulse"></span>warehouse held by '
             f"{_e(holder.describe())}{_e(building)}</div>"
@@ -258,7 +261,7 @@ def render_html(board: Board, poll_url: str | None = None, fingerprint: str = ""
     if poll_url:
         attributes = (
             f' data-poll="{_e(poll_url)}" data-fingerprint="{_e(fingerprint)}" '
-            f'data-poll-seconds="{2 if board.active_runs or board.holder else 3}"'
+            f'data-poll-seconds="{2 if board.active_runs or board.builders else 3}"'
         )
     revenue_header = "".join(
         f'<th title="{_e(mart.describe())}">{_e(mart.name)} {_e(mart.measure)}<br>'

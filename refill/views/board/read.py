@@ -23,6 +23,7 @@ from refill.views.board.model import (
 )
 from refill.warehouse import board_reads, locking, ops, preview_store
 from refill.warehouse.board_reads import RunEntry
+from refill.warehouse.engine import warehouse_at
 from refill.warehouse.partition_status import DayStatus
 
 # A reading command waits this long for a build in progress (`refill board --lock-wait`).
@@ -31,13 +32,11 @@ INTERRUPTED_NOTE = "its process ended without closing the run (killed or interru
 READER = "board"
 
 
-def live_holder(warehouse: Path) -> locking.Holder | None:
-    """The run building in the warehouse now, if any (a reader, such as a board reading,
-    is not one). The lock is an OS lock: a holder that died holds nothing."""
-    holder = locking.read_holder(warehouse)
-    if holder is None or holder.priority == locking.READ:
-        return None
-    return holder
+def live_builders(warehouse: Path) -> list[locking.Holder]:
+    """The runs building in the warehouse now, each with its days (a reader, such as a board
+    reading, is not one): on DuckDB the lock's holder; on Spark every chunk at once
+    (Warehouse.builders). The locks are OS locks: a holder that died holds nothing."""
+    return warehouse_at(warehouse).builders()
 
 
 def read_extras(

@@ -74,7 +74,7 @@ def assemble(
         recent_runs=extras.runs[:RECENT_RUNS],
         run_notices=[n for n in extras.notices if n.logical_date is None][:RECENT_NOTICES],
         marts=extras.marts,
-        holder=extras.holder,
+        builders=extras.builders,
         warehouse=warehouse,
         statuses=statuses,
         extras=extras,
@@ -82,9 +82,9 @@ def assemble(
     )
 
 
-def with_holder(board: Board, holder: locking.Holder | None, now: datetime) -> Board:
-    """The same board with another lock holder: what moves while the warehouse is busy."""
-    extras = replace(board.extras, holder=holder)
+def with_builders(board: Board, builders: list[locking.Holder], now: datetime) -> Board:
+    """The same board with other builders: what moves while the warehouse is busy."""
+    extras = replace(board.extras, builders=builders)
     return assemble(
         board.statuses,
         extras,
@@ -96,15 +96,15 @@ def with_holder(board: Board, holder: locking.Holder | None, now: datetime) -> B
 
 
 def active_runs(extras: Extras, now: datetime) -> list[RunEntry]:
-    """The runs going on at `now`: the lock's holder, a run whose process is alive, and a
+    """The runs going on at `now`: a run building now, a run whose process is alive, and a
     run nobody can tell about within ACTIVE_RUN_LIMIT of its start."""
-    holder = extras.holder
+    building = {builder.run_id for builder in extras.builders}
     return [
         run
         for run in extras.runs
         if run.outcome == "running"
         and (
-            (holder is not None and holder.run_id == run.run_id)
+            run.run_id in building
             or run.alive is True
             or (run.alive is None and now - run.started_at <= ACTIVE_RUN_LIMIT)
         )
@@ -136,8 +136,8 @@ def _row(
     facts = day_status.facts
     quarantine = day_status.quarantine
     attempts = extras.attempts.get(day, [])
-    holder = extras.holder
-    building_now = holder is not None and str(day) in holder.partitions
+    holder = next((b for b in extras.builders if str(day) in b.partitions), None)
+    building_now = holder is not None
     active_ids = {run.run_id for run in active}
     lamps = [
         day_lamps.ready_lamp(day_status, attempts, active),

@@ -79,7 +79,7 @@ class BoardService:
             recent_runs=[],
             run_notices=[],
             marts=[],
-            holder=read.live_holder(settings.warehouse_path()),
+            builders=read.live_builders(settings.warehouse_path()),
             warehouse=str(settings.warehouse_path()),
         )
 
@@ -92,7 +92,7 @@ class BoardService:
         with self._guard:
             current = self.board
             fingerprint = self.fingerprint
-        running = bool(current and (current.active_runs or current.holder))
+        running = bool(current and (current.active_runs or current.builders))
         return {
             "fingerprint": fingerprint,
             "running": running,
@@ -105,8 +105,10 @@ class BoardService:
     def inputs(self) -> tuple:
         """What the board is drawn from, by file metadata only (no warehouse connection)."""
         warehouse = settings.warehouse_path()
-        holder = read.live_holder(warehouse)
-        who = (holder.run_id, holder.pid, tuple(holder.partitions)) if holder else None
+        who = tuple(
+            (builder.run_id, builder.pid, tuple(builder.partitions))
+            for builder in read.live_builders(warehouse)
+        )
         files = [warehouse, warehouse.with_name(warehouse.name + ".wal")]
         landing = settings.landing_root()
         files += [
@@ -126,8 +128,8 @@ class BoardService:
         self.wanted.set()
         with self._publishing:
             if self.board is not None and self.full_reads:
-                holder = read.live_holder(settings.warehouse_path())
-                self._publish(rows.with_holder(self.board, holder, ops.utc_now()))
+                builders = read.live_builders(settings.warehouse_path())
+                self._publish(rows.with_builders(self.board, builders, ops.utc_now()))
 
     def read(self) -> bool:
         """A full read of the warehouse, when one is wanted and the warehouse lock is free
@@ -146,9 +148,9 @@ class BoardService:
             return False
         self.last_error = None
         with self._publishing:
-            holder = read.live_holder(settings.warehouse_path())
+            builders = read.live_builders(settings.warehouse_path())
             self.full_reads += 1
-            self._publish(rows.with_holder(fresh, holder, ops.utc_now()) if holder else fresh)
+            self._publish(rows.with_builders(fresh, builders, ops.utc_now()) if builders else fresh)
         return True
 
     def _publish(self, current: Board, static: bool = True) -> None:
