@@ -94,7 +94,24 @@
         {%- if view_sql | trim -%}{%- do run_query(view_sql) -%}{%- endif -%}
     {%- endfor -%}
     {%- do refill_spark_drop_shadows(chunk) -%}
+    {%- do refill_spark_empty_work_tables(results) -%}
     {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_empty_work_tables(results) %}
+    {#-- Spark: once the chunk is published, the window's work tables (staging: every landed
+         line of the window, classified) emptied, as the shadows are. Their folder is private
+         to the window (refill_spark_work_location), so without this every chunk ever built
+         would keep a copy of its lines. A failed chunk keeps them for whoever investigates;
+         its rerun replaces them. --#}
+    {%- for result in results if result.node is defined and result.node is not none
+            and result.node.resource_type == 'model' and result.node.config.materialized == 'table' -%}
+        {%- set relation = refill_node_relation(result.node) -%}
+        {%- do run_query("drop table if exists " ~ relation) -%}
+        {%- do run_query("create table " ~ relation ~ " using parquet location "
+            ~ refill_spark_work_location(relation) ~ " as select 1 as emptied where false") -%}
+        {%- do run_query("drop table if exists " ~ relation) -%}
+    {%- endfor -%}
 {% endmacro %}
 
 {% macro spark__refill_publish_partitions_sql(target, shadow, partition_column) %}

@@ -122,6 +122,10 @@ def test_a_window_on_spark_publishes_what_duckdb_publishes_rebuilds_and_reexport
         assert (day(n), truth.published, truth.amount) in duckdb_facts
         assert sum(c for d, _, c in duckdb_quarantine if d == day(n)) == truth.quarantined
     assert on_spark["quarantine"], "the landing has malformed lines: quarantine is not empty"
+    # and the window's work table (its landed lines, classified) was emptied once published:
+    # a copy of every line per chunk ever built would otherwise stay on disk
+    staged = spark_workspace.warehouse / "staging.db" / "stg_payments__lines" / "20260101_20260102"
+    assert rows(spark, f"select count(*) from parquet.`{staged}`") == [(0,)]
 
     # WHEN the same window is built again on Spark
     monkeypatch.setenv("DBT_TARGET", "spark")
