@@ -42,7 +42,7 @@ from refill.rules import cutover as rules
 from refill.rules.cutover import CutoverReport, VersionedModel
 from refill.views import cutover_report
 from refill.warehouse import cutover_store
-from refill.warehouse.dbt_runner import outcome_of, shared_project
+from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.engine import Connection, Warehouse, warehouse_at
 from refill.warehouse.locking import LIVE
 
@@ -199,17 +199,18 @@ def _recreate_version_views(model: str, switched: bool) -> None:
     (macros/versions/refill_version_views.sql). The consumer view reads the pointer at
     query time, so re-creating it never moves the pointer."""
     arguments = json.dumps({"model_name": model})
-    outcome = outcome_of(
-        shared_project().invoke(["run-operation", "refill_version_views", "--args", arguments])
-    )
-    if outcome.success:
+    result = shared_project().invoke(["run-operation", "refill_version_views", "--args", arguments])
+    if result.success:
         return
+    messages = [getattr(item, "message", None) for item in getattr(result.result, "results", [])]
+    detail = result.exception or next((m for m in messages if m), "see logs/dbt.log")
+    reason = " ".join(str(detail).split()).split(" > in macro ")[0]
     if switched:
         raise RefillError(
             f"cutover made ({model} now serves the new version), but its consumer view was "
-            f"not re-created here: {outcome.message}; the next dbt build re-creates it"
+            f"not re-created here: {reason}; the next dbt build re-creates it"
         )
-    raise RefillError(f"cutover refused: the views of {model} cannot be made: {outcome.message}")
+    raise RefillError(f"cutover refused: the views of {model} cannot be made: {reason}")
 
 
 def _refuse_without_pointer(spec: VersionedModel, warehouse: Warehouse) -> NoReturn:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 
 from refill.errors import RefillError
@@ -303,23 +303,24 @@ def append_switch(
             f"cutover refused: {report.model}'s versions published other days while this "
             "command checked them; run it again"
         )
-    (latest,) = connection.execute(
-        "select max(switched_at) from ops.version_pointer where model_name = ?", [report.model]
-    ).fetchone()
-    if latest is not None and report.switched_at <= latest:
-        report.switched_at = latest + timedelta(microseconds=1)
+    # Later than every earlier row of the model whatever the host clock says (reckoned in
+    # SQL: the value never comes back through the host's time zone), so "latest" names it.
     connection.execute(
-        "insert into ops.version_pointer values (?, ?, ?, ?, ?)",
-        [report.model, report.to_version, report.from_version, report.switched_at, report.run_id],
-    )
-    connection.execute(
-        "insert into ops.version_switches values (?, ?, ?, ?, ?, ?)",
+        "insert into ops.version_pointer "
+        "select ?, ?, ?, greatest(?, max(switched_at) + interval 1 microsecond), ? "
+        "from ops.version_pointer where model_name = ?",
         [
             report.model,
-            report.from_version,
             report.to_version,
+            report.from_version,
             report.switched_at,
             report.run_id,
-            command_line,
+            report.model,
         ],
+    )
+    connection.execute(
+        "insert into ops.version_switches "
+        "select model_name, ?, current_version, switched_at, run_id, ? "
+        "from ops.version_pointer where model_name = ? and run_id = ?",
+        [report.from_version, command_line, report.model, report.run_id],
     )

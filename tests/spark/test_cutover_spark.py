@@ -97,9 +97,8 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     assert outcome.success, outcome.message
     on_spark = switch(to=2, dry_run=True)
 
-    dbt_project.catalog  # noqa: B018 (parsed for DuckDB before the target changes)
-    monkeypatch.setattr(cutover_module, "shared_project", lambda: dbt_project)
     monkeypatch.delenv("DBT_TARGET")
+    monkeypatch.setattr(cutover_module, "shared_project", lambda: dbt_project)
     monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "duckdb" / "refill.duckdb"))
     assert dbt_project.build(window_vars(day(1), day(3))).success
     on_duckdb = switch(to=2, dry_run=True)
