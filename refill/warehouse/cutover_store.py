@@ -76,12 +76,17 @@ def read_again(connection: Connection, spec: VersionedModel, versions: list[int]
     see what other processes wrote before the lock was taken (DuckDB reads its file)."""
     if not _appends_only(connection):
         return
-    relations = ["ops.version_pointer", "ops.partition_ledger", f"main.{spec.upstream}"]
-    relations += [f"main.{spec.relation_name(version)}" for version in versions]
-    for relation in relations:
-        schema, name = relation.split(".")
-        if ops.has_table(connection, schema, name):
-            connection.execute(f"refresh table {relation}")
+    wanted = [("ops", "version_pointer"), ("ops", "partition_ledger"), ("main", spec.upstream)]
+    wanted += [("main", spec.relation_name(version)) for version in versions]
+    # one listing of the catalog (each costs seconds on Spark), not one per table
+    known = set(
+        connection.execute(
+            "select table_schema, table_name from information_schema.tables"
+        ).fetchall()
+    )
+    for schema, name in wanted:
+        if (schema, name) in known:
+            connection.execute(f"refresh table {schema}.{name}")
 
 
 def relation_exists(connection: Connection, relation_name: str) -> bool:

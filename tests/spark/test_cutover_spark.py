@@ -15,6 +15,7 @@ from refill import cutover as cutover_module
 from refill.errors import RefillError
 from refill.sample_data import write_days
 from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.warehouse.spark_engine import SparkConnection
 from refill.warehouse.spark_readiness import record_verdicts
 from tests.spark.test_spark_pipeline import JAN, SPEC, build, day, rows
 
@@ -132,3 +133,25 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     # THEN readers get v1 again, and the pointer's log holds both moves
     assert served(spark) == v1_served
     assert pointer_log(spark) == [(1, None), (2, 1), (1, 2)]
+
+    # WHEN a cutover to v2 stops right after its pointer row, before the history row and
+    # the view are made (the process killed there)
+    class Killed(BaseException):
+        pass
+
+    def killed_after_the_pointer_row(connection, sql, parameters=None):
+        if sql.startswith("insert into ops.version_switches"):
+            raise Killed
+        return execute(connection, sql, parameters)
+
+    execute = SparkConnection.execute
+    monkeypatch.setattr(SparkConnection, "execute", killed_after_the_pointer_row)
+    with pytest.raises(Killed):
+        switch(to=2)
+    monkeypatch.setattr(SparkConnection, "execute", execute)
+
+    # THEN the switch is made: readers of the view (made before, never re-created) get v2,
+    # the pointer's log holds the move; and the next cutover starts from v2
+    assert served(spark) == version_rows(spark, 2)
+    assert pointer_log(spark)[-1] == (2, 1)
+    assert switch(rollback=True, dry_run=True).from_version == 2
