@@ -20,14 +20,21 @@ The switch is one UPDATE of the pointer row, with its history row, in one transa
 (refill.warehouse.cutover_store): a reader's query sees the pointer before or after it, so
 all of one version or all of the other. `--rollback` moves the pointer back to the previous
 version the same way.
+
+On an engine without multi-statement transactions (Spark) the same checks run under the
+locks of every day the two versions publish, and the switch is ONE appended pointer row
+(the pointer is a log there, latest row wins), its single commit point; the consumer view
+is then re-created from the pointer. Each crash window: docs/cutover.md, "On Spark".
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from refill import settings
 from refill.errors import RefillError
@@ -36,7 +43,7 @@ from refill.rules.cutover import CutoverReport, VersionedModel
 from refill.views import cutover_report
 from refill.warehouse import cutover_store
 from refill.warehouse.dbt_runner import shared_project
-from refill.warehouse.engine import Connection, Warehouse, require_transactions, warehouse_at
+from refill.warehouse.engine import Connection, Warehouse, warehouse_at
 from refill.warehouse.locking import LIVE
 
 # A cutover is a short, interactive command: it waits for a build in progress, not for hours.
@@ -59,13 +66,13 @@ def cutover(
     Works on the warehouse at settings.warehouse_path() under the warehouse lock (it waits
     for a build in progress, at most `lock_wait_seconds`), with its own connection, opened
     for the command and closed after it. Every check and the switch run in one transaction,
-    so what was checked is what is switched. `echo` receives what the command is about to
-    do and the report, before the switch or the refusal. Raises RefillError (one line) on
-    any refusal; the warehouse is then as it was.
+    so what was checked is what is switched (on Spark: under the locks of the days checked,
+    and the switch is one appended pointer row: _cutover_appending). `echo` receives what
+    the command is about to do and the report, before the switch or the refusal. Raises
+    RefillError (one line) on any refusal; the warehouse is then as it was.
     """
     say = echo or (lambda _text: None)
     warehouse = warehouse_at()
-    require_transactions(warehouse, "refill cutover")
     spec = rules.versioned_model(model, shared_project().catalog)
     if not warehouse.exists():
         raise RefillError(
@@ -73,6 +80,19 @@ def cutover(
         )
 
     run_id = run_id or f"cutover-{uuid.uuid4().hex[:12]}"
+    if not warehouse.transactions:
+        return _cutover_appending(
+            spec,
+            warehouse,
+            to_version,
+            rollback,
+            yes,
+            dry_run,
+            command_line,
+            say,
+            run_id,
+            lock_wait_seconds,
+        )
     with warehouse.lock(
         run_id=run_id,
         command=command_line,
@@ -113,6 +133,93 @@ def _cutover_locked(
         return report
 
 
+def _cutover_appending(
+    spec: VersionedModel,
+    warehouse: Warehouse,
+    to_version: int | None,
+    rollback: bool,
+    yes: bool,
+    dry_run: bool,
+    command_line: str,
+    say: Callable[[str], None],
+    run_id: str,
+    lock_wait_seconds: float,
+) -> CutoverReport:
+    """The cutover on an engine without multi-statement transactions (Spark).
+
+    The days both versions publish are read first and locked (Spark's lock is per day:
+    no chunk replaces one of them until the switch is made; chunks over other days go
+    on). Under the locks: the tables read again, the checks and the report as on DuckDB,
+    then the pointer and the days re-verified and ONE pointer row appended, the switch's
+    commit point. A crash before it changes nothing; after it the switch is made."""
+    with cutover_store.transaction(warehouse) as connection:
+        pointer = cutover_store.read_pointer(connection, spec.name)
+        if pointer is None:
+            _refuse_without_pointer(spec, warehouse)
+        current, previous = pointer
+        _, target = rules.choose_target(spec.name, current, previous, to_version, rollback)
+        days = cutover_store.versions_days(connection, spec, [current, target])
+
+    with (
+        warehouse.lock(
+            run_id=run_id,
+            command=command_line,
+            priority=LIVE,
+            partitions=days,
+            wait_seconds=lock_wait_seconds,
+            on_wait=lambda holder: say(f"waiting for the warehouse: {holder.describe()}"),
+        ),
+        cutover_store.transaction(warehouse) as connection,
+    ):
+        cutover_store.read_again(connection, spec, [current, target])
+        _recreate_version_views(spec.name, switched=False)
+        report = _check_and_report(connection, spec, to_version, rollback, say, warehouse)
+        if (report.from_version, report.to_version) != (current, target):
+            raise RefillError(
+                f"cutover refused: {spec.name} moved while this command waited; run it again"
+            )
+        report.dry_run = dry_run
+        say(cutover_report.render(report))
+        if dry_run:
+            return report
+        rules.check_consent(report, yes)
+        report.run_id = run_id
+        report.switched_at = datetime.now(UTC).replace(tzinfo=None)
+        cutover_store.append_switch(connection, spec, report, command_line, days)
+        report.switched = True
+        _recreate_version_views(spec.name, switched=True)
+        say(cutover_report.status_line(report))
+        return report
+
+
+def _recreate_version_views(model: str, switched: bool) -> None:
+    """Spark: (re)create in this process's catalog the views a cutover reads and serves
+    (each version's ops.<version>__expected and the consumer view; Spark's in-memory
+    catalog keeps views per process), through dbt: their SQL has one home, the macros
+    (macros/versions/refill_version_views.sql). The consumer view reads the pointer at
+    query time, so re-creating it never moves the pointer."""
+    arguments = json.dumps({"model_name": model})
+    result = shared_project().invoke(["run-operation", "refill_version_views", "--args", arguments])
+    if result.success:
+        return
+    messages = [getattr(item, "message", None) for item in getattr(result.result, "results", [])]
+    detail = result.exception or next((m for m in messages if m), "see logs/dbt.log")
+    reason = " ".join(str(detail).split()).split(" > in macro ")[0]
+    if switched:
+        raise RefillError(
+            f"cutover made ({model} now serves the new version), but its consumer view was "
+            f"not re-created here: {reason}; the next dbt build re-creates it"
+        )
+    raise RefillError(f"cutover refused: the views of {model} cannot be made: {reason}")
+
+
+def _refuse_without_pointer(spec: VersionedModel, warehouse: Warehouse) -> NoReturn:
+    raise RefillError(
+        f"cutover refused: {spec.name} has no version pointer in {warehouse.path}; "
+        f"build it first (dbt build)"
+    )
+
+
 def _check_and_report(
     connection: Connection,
     spec: VersionedModel,
@@ -123,10 +230,7 @@ def _check_and_report(
 ) -> CutoverReport:
     pointer = cutover_store.read_pointer(connection, spec.name)
     if pointer is None:
-        raise RefillError(
-            f"cutover refused: {spec.name} has no version pointer in {warehouse.path}; "
-            f"build it first (dbt build)"
-        )
+        _refuse_without_pointer(spec, warehouse)
     current, previous = pointer
     action, target = rules.choose_target(spec.name, current, previous, to_version, rollback)
     rolling_back = " (rollback)" if action == "rollback" else ""

@@ -2,7 +2,7 @@
     {#-- Spark (on-run-start): the version pointer and its history as parquet tables at
          their folders (registered again by every process). Spark's parquet has no update:
          `refill cutover` on Spark appends a pointer row and the latest row per model wins
-         (ops.version_pointer_now). Runs its statements itself; renders nothing. --#}
+         (max_by switched_at: refill.warehouse.cutover_store.append_switch). Runs its statements itself; renders nothing. --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set pointer = api.Relation.create(schema='ops', identifier='version_pointer', type='table') -%}
     {%- do refill_spark_register(pointer,

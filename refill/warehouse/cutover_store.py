@@ -2,6 +2,10 @@
 each version's expected figures, the diff between two versions, and the switch itself, all
 on the one transaction a cutover holds (refill.cutover) so that what was checked is what is
 switched.
+
+On an engine without multi-statement transactions (Spark's parquet: `append_only`
+connections) the pointer is a log, read latest row wins, and the switch is one appended
+row (`append_switch`), made under the days' locks after the checks: docs/cutover.md.
 """
 
 from __future__ import annotations
@@ -45,13 +49,44 @@ def transaction(warehouse: Warehouse) -> Iterator[Connection]:
 
 
 def read_pointer(connection: Connection, model: str) -> tuple[int, int | None] | None:
-    """(current_version, previous_version) of `model`, or None when it has no pointer."""
+    """(current_version, previous_version) of `model`, or None when it has no pointer.
+
+    The latest row: DuckDB keeps one row per model; Spark appends one per switch, each
+    later than the last (append_switch), and its consumer view reads the same latest row."""
     if not ops.has_table(connection, "ops", "version_pointer"):
         return None
     return connection.execute(
-        "select current_version, previous_version from ops.version_pointer where model_name = ?",
+        "select current_version, previous_version from ops.version_pointer "
+        "where model_name = ? order by switched_at desc limit 1",
         [model],
     ).fetchone()
+
+
+def _appends_only(connection: Connection) -> bool:
+    """An engine without update and without multi-statement transactions (Spark's parquet)."""
+    return getattr(connection, "append_only", False)
+
+
+def _quote(connection: Connection):
+    return diff.backquoted if _appends_only(connection) else diff.quoted
+
+
+def read_again(connection: Connection, spec: VersionedModel, versions: list[int]) -> None:
+    """Spark: forget this process's cached file listings of what the checks read, so they
+    see what other processes wrote before the lock was taken (DuckDB reads its file)."""
+    if not _appends_only(connection):
+        return
+    wanted = [("ops", "version_pointer"), ("ops", "partition_ledger"), ("main", spec.upstream)]
+    wanted += [("main", spec.relation_name(version)) for version in versions]
+    # one listing of the catalog (each costs seconds on Spark), not one per table
+    known = set(
+        connection.execute(
+            "select table_schema, table_name from information_schema.tables"
+        ).fetchall()
+    )
+    for schema, name in wanted:
+        if (schema, name) in known:
+            connection.execute(f"refresh table {schema}.{name}")
 
 
 def relation_exists(connection: Connection, relation_name: str) -> bool:
@@ -62,7 +97,7 @@ def published_days(connection: Connection, relation_name: str) -> list[date]:
     return ops.read_published_days(connection, relation_name)
 
 
-def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str) -> str:
+def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str, quote=diff.quoted) -> str:
     """One row per day and key in either version, with each measure before and after
     (the one diff engine, refill.warehouse.diff, which a restatement preview uses too).
 
@@ -73,7 +108,8 @@ def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str) -> str:
         to_relation,
         spec.partition_column,
         spec.key_column,
-        {m: f"sum({diff.quoted(m)})" for m in spec.measures},
+        {m: f"sum({quote(m)})" for m in spec.measures},
+        quote=quote,
     )
     return sql
 
@@ -96,8 +132,7 @@ def unreconciled(
         name
         for (name,) in connection.execute(
             "select column_name from information_schema.columns "
-            "where table_schema = 'ops' and table_name = ? and column_name <> 'partition_date' "
-            "order by ordinal_position",
+            "where table_schema = 'ops' and table_name = ? and column_name <> 'partition_date'",
             [expected],
         ).fetchall()
     ]
@@ -142,7 +177,10 @@ def diff_report(
 ) -> CutoverReport:
     """What switching from `current` to `target` changes for readers."""
     paired = diff_sql(
-        spec, f"main.{spec.relation_name(current)}", f"main.{spec.relation_name(target)}"
+        spec,
+        f"main.{spec.relation_name(current)}",
+        f"main.{spec.relation_name(target)}",
+        _quote(connection),
     )
     changed = " or ".join(f"before_{m} <> after_{m}" for m in spec.measures)
     totals_columns = ", ".join(f"sum(before_{m}), sum(after_{m})" for m in spec.measures)
@@ -230,4 +268,64 @@ def switch(connection: Connection, report: CutoverReport, command_line: str) -> 
             report.run_id,
             command_line,
         ],
+    )
+
+
+def versions_days(connection: Connection, spec: VersionedModel, versions: list[int]) -> list[date]:
+    """Every day the ledger says one of `versions` is published for: the days a switch
+    between them checks, which a cutover on Spark holds locked."""
+    days: set[date] = set()
+    for version in versions:
+        days.update(published_days(connection, spec.relation_name(version)))
+    return sorted(days)
+
+
+def append_switch(
+    connection: Connection,
+    spec: VersionedModel,
+    report: CutoverReport,
+    command_line: str,
+    checked_days: list[date],
+) -> None:
+    """The switch on an engine without update or transactions (Spark): ONE appended pointer
+    row is the commit point (readers take the latest row per model), then the history row.
+
+    Runs under the locks of the checked days, right after the checks: it refuses if the
+    pointer moved or the versions' published days changed since they were checked. The
+    new row's switched_at is later than every earlier row's, whatever the host clock says,
+    so "latest" names it. A crash after the pointer row and before the history row leaves
+    the switch made and recorded in the pointer's own log (run id, time), without its
+    command line in ops.version_switches."""
+    versions = [report.from_version, report.to_version]
+    read_again(connection, spec, versions)
+    pointer = read_pointer(connection, report.model)
+    if pointer is None or pointer[0] != report.from_version:
+        raise RefillError(
+            f"cutover refused: {report.model} moved while this command checked it; run it again"
+        )
+    if versions_days(connection, spec, versions) != sorted(checked_days):
+        raise RefillError(
+            f"cutover refused: {report.model}'s versions published other days while this "
+            "command checked them; run it again"
+        )
+    # Later than every earlier row of the model whatever the host clock says (reckoned in
+    # SQL: the value never comes back through the host's time zone), so "latest" names it.
+    connection.execute(
+        "insert into ops.version_pointer "
+        "select ?, ?, ?, greatest(?, max(switched_at) + interval 1 microsecond), ? "
+        "from ops.version_pointer where model_name = ?",
+        [
+            report.model,
+            report.to_version,
+            report.from_version,
+            report.switched_at,
+            report.run_id,
+            report.model,
+        ],
+    )
+    connection.execute(
+        "insert into ops.version_switches "
+        "select model_name, ?, current_version, switched_at, run_id, ? "
+        "from ops.version_pointer where model_name = ? and run_id = ?",
+        [report.from_version, command_line, report.model, report.run_id],
     )

@@ -182,22 +182,27 @@ def test_the_ledger_reads_that_replaced_each_modules_own(tmp_path):
         assert not cutover_store.relation_exists(connection, "fct_x_v2")
 
 
-def test_cutover_and_the_preview_are_refused_by_name_on_an_engine_without_transactions(
-    tmp_path, monkeypatch
+def test_the_preview_is_refused_by_name_on_an_engine_without_transactions_and_cutover_is_not(
+    tmp_path, monkeypatch, dbt_project
 ):
-    """Cutover's checked switch and the preview's kept chunks commit several statements
-    together; on Spark (parquet: no such commit) each is refused in one line before anything
-    is read or written, instead of half-switching a pointer or publishing a preview."""
+    """The preview's kept chunks commit several statements together; on Spark (parquet: no
+    such commit) it is refused in one line before anything is read or written, instead of
+    publishing a preview. Cutover is built without that commit on Spark (one appended
+    pointer row, tests/spark/test_cutover_spark.py): it goes on to its own checks, here the
+    missing warehouse, and writes nothing either."""
     from flows.preview import preview_path
     from refill import cutover
     from refill.errors import UsageError
 
+    dbt_project.catalog  # noqa: B018 (parsed before the target changes: the catalog is the same)
+    monkeypatch.setattr(cutover, "shared_project", lambda: dbt_project)
     monkeypatch.setenv("DBT_TARGET", "spark")
     monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
-    with pytest.raises(UsageError, match=r"^refill cutover needs an engine whose statements"):
-        cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
     with pytest.raises(UsageError, match=r"^a restatement preview .* not built for spark"):
         preview_path(None, None, None, None, {})
+    with pytest.raises(RefillError, match=r"^cutover refused: no warehouse at .*spark") as refused:
+        cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
+    assert not isinstance(refused.value, UsageError)  # not the engine's refusal
     assert not (tmp_path / "spark").exists()  # nothing written
 
     monkeypatch.setenv("DBT_TARGET", "duckdb")
