@@ -208,8 +208,9 @@ class SparkWarehouse:
     # runs up to --max-concurrency chunks in parallel.
     concurrent_writers: ClassVar[bool] = True
     name: ClassVar[str] = "spark"
-    # Parquet tables have no multi-statement commit: `refill cutover` and the preview are
-    # refused here (refill.warehouse.engine.require_transactions).
+    # Parquet tables have no multi-statement commit: the restatement preview is refused here
+    # (refill.warehouse.engine.require_transactions); `refill cutover` switches with one
+    # appended pointer row instead (refill/cutover.py, docs/cutover.md "On Spark").
     transactions: ClassVar[bool] = False
 
     @staticmethod
