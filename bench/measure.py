@@ -23,7 +23,8 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
@@ -46,6 +47,8 @@ class Measurement:
     peak_rss_bytes: int
     other_cores: float
     log: str
+    # how many processes of each name the tree held (e.g. java: the JVMs a Spark run started)
+    processes: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -97,7 +100,7 @@ def run_measured(
             sampler.stop()
         wall = time.perf_counter() - clock
     process.returncode = os.waitstatus_to_exitcode(status)
-    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(sampler.seen - {process.pid})
+    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(set(sampler.seen) - {process.pid})
     others = max(_machine_busy_seconds() - busy_before - cpu, 0.0) / wall if wall else 0.0
     measurement = Measurement(
         command=[str(part) for part in command],
@@ -108,6 +111,7 @@ def run_measured(
             sampler.peak, usage.ru_maxrss * 1024 if usage.ru_maxrss * 1024 > bench_peak else 0
         ),
         other_cores=round(others, 2),
+        processes=dict(Counter(sampler.seen.values())),
         log=str(log),
     )
     if check and not measurement.ok:
@@ -125,7 +129,7 @@ class _PeakSampler(threading.Thread):
         super().__init__(daemon=True)
         self.pid = pid
         self.peak = 0
-        self.seen: set[int] = set()  # every process of the tree, while it was in it
+        self.seen: dict[int, str] = {}  # every process of the tree (pid: name), while in it
         self._stopped = threading.Event()
 
     def run(self) -> None:
@@ -139,7 +143,10 @@ class _PeakSampler(threading.Thread):
             except psutil.Error:
                 return
             total = 0
-            self.seen.update(process.pid for process in processes)
+            for process in processes:
+                if process.pid not in self.seen:
+                    with contextlib.suppress(psutil.Error):
+                        self.seen[process.pid] = process.name()
             for process in processes:
                 with contextlib.suppress(psutil.Error):
                     total += process.memory_info().rss

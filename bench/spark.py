@@ -3,7 +3,7 @@
 measured apart in the same run. Needs the spark extra and Java (`make setup-spark`);
 `make bench` never runs it.
 
-    python -m bench.run --spark              # 8 days × 2,000 payments, 2-day chunks, 1 run
+    python -m bench.run --spark              # 8 days × 2,000 payments, 4-day chunks, 1 run
     python -m bench.spark --days 4 --payments 500 --repeat 1
     python -m bench.spark --publish          # also docs/bench-spark-latest.json, performance.md
 
@@ -44,13 +44,13 @@ FIRST_DAY = date(2025, 1, 1)  # inside the fx seed (2024-01-01 .. 2027-12-31)
 
 @dataclass
 class SparkBenchConfig:
-    # 8 days × 2,000 payments (16,000 lines, 4 chunks of 2 days): on this 2-core machine a
-    # cold Spark process costs 20-30 s before any work and a chunk tens of seconds, so four
-    # chunks (two rounds at concurrency 2) show the chunks' cost and the overlap, and one
-    # repetition of the four contenders fits in about 10 minutes.
+    # 8 days × 2,000 payments (16,000 lines, 2 chunks of 4 days): on this 2-core machine a
+    # cold Spark process costs 20-45 s before any work and a chunk minutes whatever its
+    # size, so two chunks (one after the other at concurrency 1, at once at 2) are the
+    # fewest that show both, and one repetition fits in half an hour on a loaded machine.
     days: int = 8
     payments: int = 2_000
-    chunk_days: int = 2
+    chunk_days: int = 4
     repeat: int = 1
     start: date = FIRST_DAY
     # the same Spark for every contender: the `spark` target's default master
@@ -270,6 +270,10 @@ def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=
 
     def record(run: Run) -> None:
         runs.append(run)
+        # kept as they come: a run that fails later leaves the measured ones readable
+        (out / "runs-so-far.json").write_text(
+            json.dumps([done.to_json() for done in runs], indent=2, default=str) + "\n"
+        )
         m = run.measurement
         log(
             f"bench spark [{len(runs)}] {run.contender} {run.label}: {m.wall_seconds:.1f}s wall, "
