@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test lint unit bench bench-quick board clean
+.PHONY: setup setup-spark demo test lint unit bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,11 @@ bench: setup
 ## The same benchmark on tiny data: checks that it runs, not its figures.
 bench-quick: setup
 	$(BIN)/python -m bench.run --quick
+
+## The benchmark's Spark section (docs/performance.md, On Spark): refill on Spark at
+## concurrency 1 and 2 against dbt-spark's microbatch, Spark's start-up apart. Needs Java.
+bench-spark: setup-spark
+	$(BIN)/python -m bench.run --spark
 
 clean:
 	rm -rf target logs data warehouse

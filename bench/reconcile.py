@@ -28,7 +28,7 @@ import duckdb
 # How refill_classify_payment_lines words the reason of a conflicting version.
 CONFLICT_REASON_PREFIX = "conflicting versions of transaction"
 
-_PER_DAY = """
+PER_DAY_SQL = """
 with days as (
     select range::date as day
     from range($start::date, $end::date + 1, interval 1 day)
@@ -230,7 +230,7 @@ def compare_days(
         connection.execute("attach ? as refill_warehouse (read_only)", [str(refill_warehouse)])
         connection.execute("attach ? as plain_warehouse (read_only)", [str(plain_warehouse)])
         rows = connection.execute(
-            _PER_DAY, {"start": start, "end": end, "conflict_prefix": CONFLICT_REASON_PREFIX}
+            PER_DAY_SQL, {"start": start, "end": end, "conflict_prefix": CONFLICT_REASON_PREFIX}
         ).fetchall()
     return [DayComparison(*row) for row in rows]
 

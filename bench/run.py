@@ -6,6 +6,7 @@ loop, on the same landing data, in one run.
     python -m bench.run --variant realistic   # 0.01% malformed lines, in a few files
     python -m bench.run --only a,e # just those contenders over the range
     python -m bench.run --publish  # also copy the results into docs/
+    python -m bench.run --spark    # the Spark section instead (bench/spark.py; Java)
 
 Writes bench/out/bench-results.{json,md} and bench/out/bench-scaling.png (the realistic
 variant: under bench/out/realistic/). What each contender does and skips, and how to
@@ -462,6 +463,9 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--spark" in argv:  # imported only when asked: `make bench` needs no pyspark nor Java
+        return __import__("bench.spark").spark.main([part for part in argv if part != "--spark"])
     config, args = parse_args(argv)
     out = args.out.resolve()
     product_dir = args.product_dir.resolve()
