@@ -15,7 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from refill.rules import planning
-from refill.warehouse.ops import OUTBOX_LATEST, RUN_LOG_LATEST
+from refill.warehouse.ops import OUTBOX_LATEST, RUN_LOG_LATEST, latest_per_key
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,10 @@ def read_notices(connection, start: date, end: date, recent: int) -> list[Notice
     return sorted((Notice(*row) for row in per_day + per_run), key=lambda n: n.created_at)[::-1]
 
 
+# ops.version_pointer, one row per model: its latest move (Spark appends one row per switch).
+VERSION_POINTER_LATEST = latest_per_key("ops.version_pointer", "model_name", "switched_at desc")
+
+
 def read_versioned_marts(connection, start: date, end: date) -> list[MartTotals]:
     """The versioned marts the pointer knows (ops.version_pointer, made by macros/versions/),
     with each version's totals from `start` to `end`. Empty when this warehouse has no
@@ -123,7 +127,7 @@ def read_versioned_marts(connection, start: date, end: date) -> list[MartTotals]
         return []
     pointers = connection.execute(
         "select model_name, current_version, previous_version, switched_at "
-        "from ops.version_pointer order by model_name"
+        f"from {VERSION_POINTER_LATEST} order by model_name"
     ).fetchall()
     marts = []
     for name, current, previous, switched_at in pointers:

@@ -21,7 +21,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -117,6 +117,26 @@ def _identifier(name: str) -> str:
     return f"`{name}`"
 
 
+def _collect_in_utc(frame) -> list[tuple]:
+    """The rows of `frame`, with every timestamp as the naive UTC instant it is in the
+    warehouse (DuckDB's reads give the same). pyspark turns a timestamp into the host's local
+    time, so on a host outside UTC every published_at, started_at and switched_at read back
+    would move by the host's offset."""
+    from pyspark.sql.types import TimestampType  # not TimestampNTZType: that one has no zone
+
+    instants = [
+        index
+        for index, field in enumerate(frame.schema.fields)
+        if isinstance(field.dataType, TimestampType)
+    ]
+    rows = [list(row) for row in frame.collect()]
+    for row in rows:
+        for index in instants:
+            if row[index] is not None:
+                row[index] = row[index].astimezone(UTC).replace(tzinfo=None)
+    return [tuple(row) for row in rows]
+
+
 _TABLES_VIEW = "refill_information_schema_tables"
 _COLUMNS_VIEW = "refill_information_schema_columns"
 
@@ -142,9 +162,9 @@ class SparkConnection:
             if text.lstrip()[:6].lower() == "insert":  # an append: partition_locks' why
                 warehouse_dir = self._spark.conf.get("spark.sql.warehouse.dir")
                 with partition_locks.appends_in_turn(warehouse_dir):
-                    self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
+                    self._rows = _collect_in_utc(self._spark.sql(text))
             else:
-                self._rows = [tuple(row) for row in self._spark.sql(text).collect()]
+                self._rows = _collect_in_utc(self._spark.sql(text))
         except Exception as error:  # noqa: BLE001 (pyspark's and py4j's, wrapped as one)
             raise SparkEngineError(f"{type(error).__name__}: {error}") from error
         return self
@@ -159,13 +179,20 @@ class SparkConnection:
             for table in catalog.listTables(database.name):
                 if table.isTemporary:
                     continue
-                tables.append((database.name, table.name))
-                for column in catalog.listColumns(table.name, database.name):
-                    columns.append((database.name, table.name, column.name, column.dataType))
+                kind = "VIEW" if table.tableType == "VIEW" else "BASE TABLE"
+                tables.append((database.name, table.name, kind))
+                listed = catalog.listColumns(f"{database.name}.{table.name}")
+                for position, column in enumerate(listed, start=1):
+                    # DuckDB's spelling of a type (DATE, DECIMAL(18,2)), which readers compare
+                    columns.append(
+                        (database.name, table.name, column.name, column.dataType.upper(), position)
+                    )
         schema = "table_schema string, table_name string"
-        self._spark.createDataFrame(tables, schema).createOrReplaceTempView(_TABLES_VIEW)
+        self._spark.createDataFrame(tables, schema + ", table_type string").createOrReplaceTempView(
+            _TABLES_VIEW
+        )
         self._spark.createDataFrame(
-            columns, schema + ", column_name string, data_type string"
+            columns, schema + ", column_name string, data_type string, ordinal_position int"
         ).createOrReplaceTempView(_COLUMNS_VIEW)
         return text.replace("information_schema.tables", _TABLES_VIEW).replace(
             "information_schema.columns", _COLUMNS_VIEW

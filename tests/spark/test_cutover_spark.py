@@ -15,6 +15,7 @@ import pytest
 from refill import cutover as cutover_module
 from refill.errors import RefillError
 from refill.sample_data import write_days
+from refill.warehouse import board_reads
 from refill.warehouse.dbt_runner import outcome_of, window_vars
 from refill.warehouse.spark_engine import SparkConnection
 from refill.warehouse.spark_readiness import record_verdicts
@@ -137,6 +138,15 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     # THEN readers get v1 again, and the pointer's log holds both moves
     assert served(spark) == v1_served
     assert pointer_log(spark) == [(1, None), (2, 1), (1, 2)]
+    # and the board reads the mart as readers get it: once, served v1 since the rollback,
+    # with each version's totals per day
+    reader = SparkConnection(spark, read_only=True)
+    (mart,) = board_reads.read_versioned_marts(reader, day(1), day(3))
+    assert (mart.name, mart.served, mart.previous, mart.measure) == (MODEL, 1, 2, "revenue_usd")
+    for version in (1, 2):
+        per_day = f"select event_date, sum(revenue_usd) from main.{MODEL}_v{version} group by 1"
+        assert mart.totals[version] == dict(rows(spark, per_day)), version
+        assert mart.published_days[version] == 3
 
     # WHEN a cutover to v2 stops right after its pointer row, before the history row and
     # the view are made (the process killed there)

@@ -4,6 +4,8 @@ decimals round-trip exactly, and a hostile string can only ever be a value."""
 
 from __future__ import annotations
 
+import os
+import time
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -50,3 +52,28 @@ def test_hostile_strings_and_typed_values_round_trip(connection):
 def test_the_engines_errors_come_out_as_one_class(connection):
     with pytest.raises(SparkEngineError, match="TABLE_OR_VIEW_NOT_FOUND"):
         connection.execute("select * from probe.not_there")
+
+
+def test_timestamps_read_back_as_the_utc_instants_they_are_on_any_host_time_zone(connection):
+    # GIVEN a host whose local time is New York's (pyspark converts to the host's zone)
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        # WHEN a UTC instant is written as refill writes them (naive UTC) and read back
+        instant = datetime(2026, 1, 2, 3, 4, 5)
+        connection.execute("drop table if exists probe.instants")
+        connection.execute("create table probe.instants (ts timestamp) using parquet")
+        connection.execute("insert into probe.instants values (?)", [instant])
+
+        # THEN it is the same instant, as is one made in SQL in the session's UTC
+        assert connection.execute("select ts from probe.instants").fetchall() == [(instant,)]
+        made = connection.execute("select timestamp'2026-01-02 03:04:05'").fetchone()
+        assert made == (instant,)
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+        connection.execute("drop table if exists probe.instants")
