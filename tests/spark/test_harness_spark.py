@@ -23,7 +23,8 @@ from harness.spark_scenarios import days, run_spark_subset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def subset(tmp_path_factory):
+def subset(spark, tmp_path_factory):
+    """The subset's kill scenario; the checker reads on the Spark tests' one session."""
     workdir = tmp_path_factory.mktemp("spark-harness")
     lines: list[str] = []
     stats = run_spark_subset(["killed_chunk_then_rerun"], workdir, say=lines.append)

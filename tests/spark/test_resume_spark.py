@@ -49,7 +49,8 @@ def parquet_days(warehouse: Path, table: str, column: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def resumed(tmp_path_factory):
+def resumed(spark, tmp_path_factory):
+    """The scenario's events; the checker reads on the Spark tests' one session."""
     return failed_chunk_then_resume(tmp_path_factory.mktemp("spark-resume"), say=print)
 
 
