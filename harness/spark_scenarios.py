@@ -63,6 +63,7 @@ class Event:
     output: str = ""  # what the command printed (stdout and stderr)
     state: WarehouseState | None = None
     violations: list = field(default_factory=list)
+    seconds: float = 0.0  # the command's wall time, from its start to its exit
 
 
 @dataclass
@@ -72,6 +73,7 @@ class SparkScenario:
     name: str
     folder: Path
     events: list[Event] = field(default_factory=list)
+    started: float = 0.0  # when the running command started (time.monotonic)
 
     @property
     def landing(self) -> Path:
@@ -93,6 +95,7 @@ class SparkScenario:
         }
 
     def start(self) -> subprocess.Popen:
+        self.started = time.monotonic()
         return subprocess.Popen(
             [sys.executable, "-m", "refill", *backfill_arguments()],
             env=self.environment(),
@@ -103,6 +106,8 @@ class SparkScenario:
         )
 
     def event(self, event: Event) -> Event:
+        if event.code is not None:
+            event.seconds = time.monotonic() - self.started
         self.events.append(event)
         return event
 
@@ -131,6 +136,11 @@ def _check(scenario, event, truths, before, *, after_kill=False, **context) -> E
     check_context = CheckContext(before=before, **context)
     event.violations += spark.check_spark(event.state, truths, check_context, after_kill=after_kill)
     return event
+
+
+def _tell(say: Callable[[str], None], event: Event) -> None:
+    found = len(event.violations)
+    say(f"  {event.name}: exit {event.code} in {event.seconds:.0f}s, {found} violation(s)")
 
 
 def _land(scenario: SparkScenario) -> Truths:
@@ -167,13 +177,13 @@ def failed_chunk_then_resume(folder: Path, say: Callable[[str], None] = print) -
         Event("backfill; day 1's export withdrawn during chunk 1", code, output)
     )
     _check(scenario, failed, truths, before, unchanged_days=oldest_chunk)
-    say(f"  {failed.name}: exit {code}, {len(failed.violations)} violation(s)")
+    _tell(say, failed)
 
     shutil.move(withdrawn, manifest)  # the same export lands again: the same fingerprint
     code, output = _run(scenario, scenario.start())
     resumed = scenario.event(Event("the same backfill again", code, output))
     _check(scenario, resumed, truths, failed.state, converge_days=days())
-    say(f"  {resumed.name}: exit {code}, {len(resumed.violations)} violation(s)")
+    _tell(say, resumed)
     return scenario
 
 
@@ -194,7 +204,7 @@ def killed_chunk_then_rerun(folder: Path, say: Callable[[str], None] = print) ->
     name = "backfill, SIGKILL in chunk 2" if killed else "backfill (ended before the SIGKILL)"
     first = scenario.event(Event(name, code, output))
     _check(scenario, first, truths, before, after_kill=bool(killed), killed_pids=killed)
-    say(f"  {first.name}: exit {code}, {len(first.violations)} violation(s)")
+    _tell(say, first)
 
     code, output = _run(scenario, scenario.start())
     rerun = scenario.event(Event("the same backfill again", code, output))
@@ -203,7 +213,7 @@ def killed_chunk_then_rerun(folder: Path, say: Callable[[str], None] = print) ->
         rerun.violations.append(
             spark.Violation("killed_run_converges", f"the rerun exited {code}: {output[-300:]}")
         )
-    say(f"  {rerun.name}: exit {code}, {len(rerun.violations)} violation(s)")
+    _tell(say, rerun)
     return scenario
 
 
