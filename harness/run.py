@@ -240,6 +240,23 @@ def summary(stats, variant: str | None) -> list[str]:
     return lines
 
 
+def run_spark(workdir: Path | None, keep_folders: bool) -> int:
+    """The Spark subset (harness/spark_scenarios.py): each scenario's `refill` runs are
+    processes of their own, on a Prefect server each starts, as a user's would."""
+    from harness.spark_scenarios import run_spark_subset, summary
+
+    with contextlib.ExitStack() as stack:
+        if workdir is None and not keep_folders:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-")))
+        elif workdir is None:
+            workdir = Path(tempfile.mkdtemp(prefix="harness-"))
+        workdir.mkdir(parents=True, exist_ok=True)
+        stats = run_spark_subset(None, workdir, say=lambda line: print(line, flush=True))
+    for line in summary(stats):
+        print(line, flush=True)
+    return 1 if stats.violations else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m harness.run", description="refill's fault-injection harness."
@@ -255,12 +272,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep every scenario's folder")
     parser.add_argument("--describe", action="store_true", help="print the plans, run nothing")
     parser.add_argument("--verbose", action="store_true", help="time every event")
+    parser.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="spark: the Spark subset (harness/spark.py), its fixed scenarios, no --variant",
+    )
     # A worker of --jobs: the seeds it runs and where it writes its stats.
     parser.add_argument("--seeds", help=argparse.SUPPRESS)
     parser.add_argument("--worker-result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.scenarios < 1 or args.jobs < 1:
         parser.error("--scenarios and --jobs must be >= 1")
+    if args.engine == "spark":
+        if args.variant:
+            parser.error("--variant: the broken variants are DuckDB overlays, not run on Spark")
+        return run_spark(args.workdir, args.keep)
     if args.describe:
         from harness.scenarios import plan_scenario
 

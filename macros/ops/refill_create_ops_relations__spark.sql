@@ -41,8 +41,13 @@
     {%- do run_query("refresh table ops.partition_ledger") -%}
     {%- do run_query("refresh table ops.seed_loads") -%}
 
-    {#-- What a previous process published or loaded: registered from its files. --#}
-    {%- set published = run_query("select distinct model_name from ops.partition_ledger").columns[0].values() -%}
+    {#-- What a previous process published or loaded: registered from its files. A model
+         whose every published day is empty has no data file to read its columns from (an
+         empty day's overwrite writes none): registering it failed the next process with
+         UNABLE_TO_INFER_SCHEMA, so it is left to this invocation's publish, which registers
+         it with its shadow's columns (there are no rows to keep). --#}
+    {%- set published = run_query(
+        "select distinct model_name from ops.partition_ledger where rows_written > 0").columns[0].values() -%}
     {%- set loaded = run_query("select distinct seed_id from ops.seed_loads").columns[0].values() -%}
     {%- for node in graph.nodes.values() -%}
         {%- if (node.resource_type == 'model' and node.config.materialized == 'partitioned'

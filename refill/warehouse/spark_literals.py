@@ -7,6 +7,10 @@ syntax reads specially escaped (Spark string literals read backslash escapes, so
 backslash is doubled before the quote is escaped), a date or a timestamp is a typed literal
 built from the parsed value, a number is written from its type, never from a string. A value
 of any other type is refused. Nothing here imports pyspark: the rules are tested alone.
+
+The portable SQL quotes identifiers the standard way, `"name"` (column and model names from
+the dbt manifest); Spark reads a double-quoted text as a string literal, so `render` turns
+each one into Spark's quoted identifier, `` `name` ``.
 """
 
 from __future__ import annotations
@@ -84,7 +88,13 @@ def render(query: str, parameters: Sequence[Any] | None = None) -> str:
     length = len(query)
     while index < length:
         char = query[index]
-        if char in ("'", '"', "`"):
+        if char == '"':  # a standard quoted identifier: Spark's is backquoted
+            end = _end_of_identifier(query, index)
+            name = query[index + 1 : end - 1].replace('""', '"')
+            pieces.append("`" + name.replace("`", "``") + "`")
+            index = end
+            continue
+        if char in ("'", "`"):
             end = _end_of_quoted(query, index)
             pieces.append(query[index:end])
             index = end
@@ -112,6 +122,20 @@ def render(query: str, parameters: Sequence[Any] | None = None) -> str:
     if used != len(values):
         raise RefillError(f"the query has {used} placeholder(s) for {len(values)} value(s)")
     return "".join(pieces)
+
+
+def _end_of_identifier(query: str, start: int) -> int:
+    """The index just past the double-quoted identifier opening at `start` (a doubled
+    double quote inside stands for one; no backslash escapes in identifiers)."""
+    index = start + 1
+    while index < len(query):
+        if query[index] == '"':
+            if query.startswith('""', index):
+                index += 2
+                continue
+            return index + 1
+        index += 1
+    raise RefillError("the query has an unterminated quoted identifier")
 
 
 def _end_of_quoted(query: str, start: int) -> int:

@@ -100,9 +100,22 @@ def test_placeholders_are_replaced_in_order_outside_quotes_and_comments():
     )
     rendered = render(query, ["o'k\\", date(2026, 1, 1)])
     assert rendered == (
-        "select '?', `a?b`, \"?\" -- a ? in a comment\n"
+        "select '?', `a?b`, `?` -- a ? in a comment\n"
         "from t /* ? */ where x = 'o\\'k\\\\' and y = date'2026-01-01' and z = 'it\\'s ?'"
     )
+
+
+def test_a_standard_quoted_identifier_becomes_sparks_backquoted_one():
+    # refill's portable SQL quotes manifest names as "name" (refill.warehouse.ops): Spark
+    # reads that as a string, and a resumed backfill's plan failed on it (PARSE_SYNTAX_ERROR)
+    rendered = render(
+        'select "event_date", count(*) from main."fct_payments" where "a""b`c" = ?', ["x"]
+    )
+    assert rendered == (
+        "select `event_date`, count(*) from main.`fct_payments` where `a\"b``c` = 'x'"
+    )
+    with pytest.raises(RefillError, match="unterminated quoted identifier"):
+        render('select "open')
 
 
 def test_placeholder_and_value_counts_must_match():

@@ -1,0 +1,100 @@
+"""The harness's Spark subset (harness/spark.py, harness/spark_scenarios.py): its invariants
+hold after a SIGKILLed backfill and its rerun, and its reader catches a warehouse that
+breaks them, so the check cannot pass by reading nothing.
+
+The subset's other scenario (a failed chunk, then the same command resuming it) runs in
+tests/spark/test_resume_spark.py, which asserts its 0 violations too; `python -m harness.run
+--engine spark` runs both.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from harness import spark  # noqa: E402
+from harness.invariants import CheckContext, Truths  # noqa: E402
+from harness.spark_scenarios import days, run_spark_subset  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def subset(spark, tmp_path_factory):
+    """The subset's kill scenario; the checker reads on the Spark tests' one session."""
+    workdir = tmp_path_factory.mktemp("spark-harness")
+    lines: list[str] = []
+    stats = run_spark_subset(["killed_chunk_then_rerun"], workdir, say=lines.append)
+    return stats, workdir / "killed_chunk_then_rerun", lines
+
+
+def test_the_spark_subset_reports_0_violations_after_a_killed_chunk_and_its_rerun(subset):
+    stats, _, lines = subset
+    print("\n".join(lines))
+    assert [finding.lines() for finding in stats.violations] == []
+    # the SIGKILL landed in the command's work (not after it ended), and the rerun succeeded
+    assert stats.kills == 1, lines
+    assert stats.outcomes == {"killed": 1, "succeeded": 1}, lines
+    assert stats.checks == 2
+
+
+def _truths(landing: Path) -> Truths:
+    truths = Truths(landing)
+    for day in days():
+        truths.record(day)
+    return truths
+
+
+def _copy(folder: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "warehouse"
+    shutil.copytree(folder / "warehouse", copy, ignore=shutil.ignore_patterns("locks"))
+    return copy
+
+
+def test_the_spark_reader_sees_the_published_warehouse_it_checks(subset):
+    _, folder, _ = subset
+    state = spark.read_spark_state(folder / "warehouse")
+    # every day in every chunk model and its ledger: a reader that read nothing fails here
+    assert sorted(state.facts) == days()
+    assert {(entry.model_name, entry.partition_date) for entry in state.ledger} >= {
+        ("fct_payments", day) for day in days()
+    }
+    assert spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state)) == []
+
+
+def test_the_spark_checker_catches_a_ledger_row_claiming_a_day_without_rows(subset, tmp_path):
+    _, folder, _ = subset
+    copy = _copy(folder, tmp_path)
+    # GIVEN a copy whose ledger claims fct_payments for the day before the landing: the
+    # first day's ledger file, placed under another day's partition folder
+    ledger = copy / "ops.db" / "partition_ledger" / "model_name=fct_payments"
+    day_before = days()[0] - timedelta(days=1)
+    shutil.copytree(ledger / f"partition_date={days()[0]}", ledger / f"partition_date={day_before}")
+
+    state = spark.read_spark_state(copy)
+    found = spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state))
+
+    caught = {(violation.invariant, violation.detail.split(":")[0]) for violation in found}
+    assert ("ledger_never_claims_more", f"fct_payments {day_before}") in caught, found
+    assert ("reconciles_at_fingerprint", f"fct_payments {day_before}") in caught, found
+
+
+def test_the_spark_checker_catches_a_day_published_twice(subset, tmp_path):
+    _, folder, _ = subset
+    copy = _copy(folder, tmp_path)
+    # GIVEN a copy where one day of fct_payments holds its rows twice (a replace that appended)
+    day_folder = copy / "main.db" / "fct_payments" / f"event_date={days()[1]}"
+    for part in list(day_folder.glob("*.parquet")):
+        shutil.copy(part, part.with_name("appended-" + part.name))
+
+    state = spark.read_spark_state(copy)
+    found = spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state))
+
+    assert {violation.invariant for violation in found} >= {
+        "unique_transaction_id",
+        "ledger_never_claims_more",
+        "reconciles_at_fingerprint",
+    }, found
