@@ -4,11 +4,11 @@ record. The real scheduler passes; the broken one (one slot over the limit) is c
 
 Engine-agnostic on purpose: chunks run on worker processes as flows/scheduler.py runs them,
 their attempts are recorded by ops.record_attempt in ops.partition_attempts (created from
-its one DDL, macros/ops/refill_create_ops_relations.sql), and the check reads them back."""
+its columns' one home, macros/ops/refill_ops_columns.sql), and the check reads them back."""
 
 from __future__ import annotations
 
-import re
+import os
 from datetime import date, datetime, timedelta
 
 import duckdb
@@ -21,24 +21,45 @@ from harness.concurrency import (
     run_two_backfills_sharing_slots,
     writes_from_rows,
 )
-from refill import settings
 from refill.rules.planning import Chunk
+from refill.warehouse.dbt_runner import shared_project
 
 D0 = date(2026, 3, 1)
 CHUNKS = [Chunk(D0 + timedelta(i * 2), D0 + timedelta(i * 2 + 1)) for i in reversed(range(6))]
 
 
-def attempts_table(path) -> duckdb.DuckDBPyConnection:
-    ddl = (settings.project_dir() / "macros/ops/refill_create_ops_relations.sql").read_text()
-    found = re.search(r"create table if not exists ops\.partition_attempts \(.*?\);", ddl, re.S)
-    connection = duckdb.connect(str(path))
-    connection.execute("create schema ops")
-    connection.execute(found.group(0))
-    return connection
+@pytest.fixture(scope="module")
+def attempts_columns(tmp_path_factory) -> str:
+    """ops.partition_attempts' columns as dbt creates them (refill_ops_columns, their one
+    home), rendered by the project's own macro."""
+    previous = os.environ.get("REFILL_WAREHOUSE")
+    os.environ["REFILL_WAREHOUSE"] = str(tmp_path_factory.mktemp("compile") / "w.duckdb")
+    try:
+        compiled = shared_project().invoke(
+            ["compile", "--inline", "{{ refill_ops_columns_ddl('partition_attempts') }}"]
+        )
+    finally:
+        if previous is None:
+            os.environ.pop("REFILL_WAREHOUSE")
+        else:
+            os.environ["REFILL_WAREHOUSE"] = previous
+    assert compiled.success, compiled.exception
+    return compiled.result.results[0].node.compiled_code.strip()
+
+
+@pytest.fixture
+def attempts_table(attempts_columns):
+    def create(path) -> duckdb.DuckDBPyConnection:
+        connection = duckdb.connect(str(path))
+        connection.execute("create schema ops")
+        connection.execute(f"create table ops.partition_attempts ({attempts_columns})")
+        return connection
+
+    return create
 
 
 @pytest.mark.parametrize("limit", [1, 2])
-def test_the_real_scheduler_keeps_to_the_limit_and_uses_it(tmp_path, limit):
+def test_the_real_scheduler_keeps_to_the_limit_and_uses_it(attempts_table, tmp_path, limit):
     connection = attempts_table(tmp_path / "w.duckdb")
     run_recorded(CHUNKS, limit, "real", connection, "run-a", seconds=0.6)
     writes = read_writes(connection)
@@ -51,7 +72,7 @@ def test_the_real_scheduler_keeps_to_the_limit_and_uses_it(tmp_path, limit):
     assert most == limit
 
 
-def test_the_broken_scheduler_is_caught_exceeding_the_limit_by_one(tmp_path):
+def test_the_broken_scheduler_is_caught_exceeding_the_limit_by_one(attempts_table, tmp_path):
     connection = attempts_table(tmp_path / "w.duckdb")
     run_recorded(CHUNKS, 2, "over_limit", connection, "run-b", seconds=0.6)
     violations = check_chunks_within_limit(read_writes(connection), 2)
@@ -89,7 +110,7 @@ OTHER = [Chunk(D0 + timedelta(30 + i), D0 + timedelta(30 + i)) for i in range(3)
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_two_backfills_share_the_warehouses_slots(tmp_path):
+def test_two_backfills_share_the_warehouses_slots(attempts_table, tmp_path):
     # each backfill may run two chunks at once; the warehouse has two slots for both
     connection = attempts_table(tmp_path / "w.duckdb")
     run_two_backfills_sharing_slots(CHUNKS[:3], OTHER, 2, 2, connection, shared=True)
