@@ -40,7 +40,7 @@
         {%- for name in measures %}
         select
             coalesce(published.partition_date, expected.partition_date) as partition_date,
-            '{{ name }}' as measure,
+            {{ refill_string_literal(name) }} as measure,
             coalesce(published.{{ name }}, 0) as published_value,
             coalesce(expected.{{ name }}, 0) as source_value
         from published
