@@ -96,3 +96,28 @@ def test_the_temporary_server_takes_the_runs_last_log_lines_before_it_stops(monk
     # (stopped first, Python's logging shutdown waited out Prefect's 5 s drain: 5.0 s of
     # every cold command's exit)
     assert events == ["drain", "stop"]
+
+
+def test_flows_on_the_temporary_server_send_no_heartbeats(monkeypatch):
+    # GIVEN a command's temporary server, answering
+    from prefect.settings import get_current_settings
+
+    class Answering:
+        api_url = "http://127.0.0.1:9/api"
+
+        def wait_until_ready(self) -> str:
+            return self.api_url
+
+    monkeypatch.setattr(prefect_server, "_pending", Answering())
+
+    # WHEN the command's flows run
+    with prefect_server.api_for_flows():
+        settings = get_current_settings()
+
+    # THEN they talk to that server and send it no heartbeats: it lives exactly as long as
+    # the process, so nobody can watch for their absence, and each flow's end waited for the
+    # heartbeat thread's sleep (0.59 s of a cold `refill daily`); a lasting server (an
+    # API configured, a deployment's worker) keeps Prefect's heartbeats
+    assert settings.api.url == Answering.api_url
+    assert settings.flows.heartbeat_frequency is None
+    assert get_current_settings().flows.heartbeat_frequency is not None
