@@ -4,7 +4,7 @@ Each kind writes an ordinary day (refill.sample_data.write_day), then changes it
 an exporter could, and rewrites the manifest last so that it agrees with the files
 (unless the manifest itself is the hostile part). refill must either refuse the day
 (not ready, a one-line reason naming it, nothing changed) or publish it exactly as the
-oracle (`oracle_day`) says.
+oracle (`tests.helpers.expected_day`) says.
 
 | kind           | what the day holds                                                        |
 |----------------|---------------------------------------------------------------------------|

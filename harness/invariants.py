@@ -53,10 +53,9 @@ from pathlib import Path
 import duckdb
 
 from refill.rules import readiness
-from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET
 from refill.warehouse import locking
-from tests.helpers import DayTruth, _valid_record
+from tests.helpers import DayTruth, expected_day
 
 INVARIANTS = (
     "unique_transaction_id",
@@ -283,7 +282,7 @@ class Truths:
             return None
         key = (day, verdict.source_fingerprint)
         if key not in self.by_fingerprint:
-            self.by_fingerprint[key] = oracle_day(self.landing, day)
+            self.by_fingerprint[key] = expected_day(self.landing, day)
         return verdict.source_fingerprint
 
     def current_fingerprint(self, day: date) -> str | None:
@@ -291,36 +290,6 @@ class Truths:
 
     def get(self, day: date, fingerprint: str | None) -> DayTruth | None:
         return self.by_fingerprint.get((day, fingerprint)) if fingerprint else None
-
-
-def oracle_day(landing: Path, day: date) -> DayTruth:
-    """What a day should publish, from its files, without refill's code: the rule of
-    tests.helpers.expected_day, over bytes. A line is what ends at a newline; a line that
-    is not valid UTF-8 is quarantined like any other bad line (issue 11, finding 9)."""
-    truth = DayTruth()
-    versions: dict[str, list[tuple]] = defaultdict(list)
-    for part in sorted(day_folder(landing, DATASET, day).glob(readiness.PART_GLOB)):
-        data = part.read_bytes()
-        lines = data.split(b"\n")
-        if data.endswith(b"\n") or not data:
-            lines.pop()
-        for raw in lines:
-            try:
-                record = _valid_record(raw.decode("utf-8"), day)
-            except UnicodeDecodeError:
-                record = None
-            if record is None:
-                truth.quarantined += 1
-            else:
-                versions[record[0]].append(record)
-    for copies in versions.values():
-        if len(set(copies)) > 1:
-            truth.quarantined += len(copies)
-        else:
-            truth.published += 1
-            truth.duplicates += len(copies) - 1
-            truth.amount += copies[0][2]
-    return truth
 
 
 @dataclass

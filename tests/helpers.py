@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from refill.rules.catalog import Catalog, Dataset
-from refill.rules.readiness import day_folder
+from refill.rules.readiness import PART_GLOB, day_folder
 from refill.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
 
 STATUSES = {"captured", "refunded", "failed"}
@@ -73,12 +73,22 @@ class DayTruth:
 
 
 def expected_day(landing: Path, day: date) -> DayTruth:
-    """What a day should publish, computed from its files without refill's code."""
+    """What a day should publish, computed from its files without refill's code (the one
+    oracle: the tests and the fault harness read it). Over bytes: a line is what ends at a
+    newline, and a line that is not valid UTF-8 is quarantined like any other bad line
+    (issue 11, finding 9)."""
     truth = DayTruth()
     versions: dict[str, list[tuple]] = defaultdict(list)
-    for part in sorted(day_folder(landing, DATASET, day).glob("part-*.jsonl")):
-        for line in part.read_text().splitlines():
-            record = _valid_record(line, day)
+    for part in sorted(day_folder(landing, DATASET, day).glob(PART_GLOB)):
+        data = part.read_bytes()
+        lines = data.split(b"\n")
+        if data.endswith(b"\n") or not data:
+            lines.pop()
+        for raw in lines:
+            try:
+                record = _valid_record(raw.decode("utf-8"), day)
+            except UnicodeDecodeError:
+                record = None
             if record is None:
                 truth.quarantined += 1
             else:
@@ -187,15 +197,32 @@ def armed_dbt_project():
     return patched_dbt_project({"macros/faults/refill_fault_point.sql": ARMED_FAULT_POINT})
 
 
-def hold_lock_in_another_process(warehouse, seconds: float, priority="history"):
-    """A separate process that takes the lock, says so, and keeps it for `seconds`."""
+def hold_lock_in_another_process(
+    warehouse,
+    seconds: float,
+    priority="history",
+    *,
+    run_id: str = "holder-run",
+    days: list[date] | None = None,
+    per_day: bool = False,
+):
+    """A separate process that takes the lock, says so, and keeps it for `seconds`: the
+    warehouse lock (DuckDB's one writer), or with `per_day` the day locks a Spark chunk's
+    worker holds (`warehouse` is then the Spark warehouse folder). `days`: the partitions
+    the holder says it builds, as the board reads them."""
+    partitions = [str(day) for day in days] if days is not None else None
+    lock = "partition_locks.partition_locks" if per_day else "locking.warehouse_lock"
+    module = lock.partition(".")[0]
+    take = (
+        f"{lock}(Path({str(warehouse)!r}), run_id={run_id!r}, command='backfill', "
+        f"priority={priority!r}, partitions={partitions!r})"
+    )
     code = textwrap.dedent(
         f"""
         import time
         from pathlib import Path
-        from refill.warehouse import locking
-        with locking.warehouse_lock(Path({str(warehouse)!r}), run_id="holder-run",
-                                    command="backfill", priority={priority!r}):
+        from refill.warehouse import {module}
+        with {take}:
             print("held", flush=True)
             time.sleep({seconds})
         """

@@ -67,10 +67,6 @@ def _appends_only(connection: Connection) -> bool:
     return getattr(connection, "append_only", False)
 
 
-def _quote(connection: Connection):
-    return diff.backquoted if _appends_only(connection) else diff.quoted
-
-
 def read_again(connection: Connection, spec: VersionedModel, versions: list[int]) -> None:
     """Spark: forget this process's cached file listings of what the checks read, so they
     see what other processes wrote before the lock was taken (DuckDB reads its file)."""
@@ -97,7 +93,7 @@ def published_days(connection: Connection, relation_name: str) -> list[date]:
     return ops.read_published_days(connection, relation_name)
 
 
-def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str, quote=diff.quoted) -> str:
+def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str) -> str:
     """One row per day and key in either version, with each measure before and after
     (the one diff engine, refill.warehouse.diff, which a restatement preview uses too).
 
@@ -108,8 +104,7 @@ def diff_sql(spec: VersionedModel, from_relation: str, to_relation: str, quote=d
         to_relation,
         spec.partition_column,
         spec.key_column,
-        {m: f"sum({quote(m)})" for m in spec.measures},
-        quote=quote,
+        {m: f"sum({diff.quoted(m)})" for m in spec.measures},
     )
     return sql
 
@@ -180,7 +175,6 @@ def diff_report(
         spec,
         f"main.{spec.relation_name(current)}",
         f"main.{spec.relation_name(target)}",
-        _quote(connection),
     )
     changed = " or ".join(f"before_{m} <> after_{m}" for m in spec.measures)
     totals_columns = ", ".join(f"sum(before_{m}), sum(after_{m})" for m in spec.measures)

@@ -20,6 +20,7 @@ from pathlib import Path
 from refill.errors import FailedStep
 from refill.rules.catalog import Dataset
 from refill.warehouse import locking
+from refill.warehouse.diff import quoted
 from refill.warehouse.engine import warehouse_at
 
 
@@ -323,10 +324,10 @@ def read_published_totals(
 ) -> dict[date, tuple[int, float]]:
     """Rows and total (its `totals` column) per day in the dataset's facts: what readers
     see now. The names come from the dbt manifest (refill.warehouse.catalog), quoted."""
-    day, total = _quoted(dataset.partition_column), _quoted(dataset.totals_column)
+    day, total = quoted(dataset.partition_column), quoted(dataset.totals_column)
     rows = connection.execute(
         f"select {day}, count(*), coalesce(sum({total}), 0) "
-        f"from main.{_quoted(dataset.facts_model)} where {day} between ? and ? group by 1",
+        f"from main.{quoted(dataset.facts_model)} where {day} between ? and ? group by 1",
         [start, end],
     ).fetchall()
     return {day: (count, float(total)) for day, count, total in rows}
@@ -348,9 +349,9 @@ def read_hourly_counts(
     declares none, or the facts are not built yet): what `refill gaps` finds holes in."""
     if dataset.hours_column is None or not has_table(connection, "main", dataset.facts_model):
         return {}
-    day, hour = _quoted(dataset.partition_column), _quoted(dataset.hours_column)
+    day, hour = quoted(dataset.partition_column), quoted(dataset.hours_column)
     rows = connection.execute(
-        f"select {day}, hour({hour}), count(*) from main.{_quoted(dataset.facts_model)} "
+        f"select {day}, hour({hour}), count(*) from main.{quoted(dataset.facts_model)} "
         f"where {day} between ? and ? group by 1, 2",
         [start, end],
     ).fetchall()
@@ -367,10 +368,6 @@ def read_rows_written(connection, model: str, start: date, end: date, run_id: st
         "where model_name = ? and partition_date between ? and ? and run_id = ?",
         [model, start, end, run_id],
     ).fetchone()[0]
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def read_published_days(connection, model: str) -> list[date]:

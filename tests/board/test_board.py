@@ -4,9 +4,6 @@ on the served board, the Prefect artifact, and the lamp rules on their own."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 import time
 import urllib.request
 from datetime import date, datetime, timedelta
@@ -32,7 +29,7 @@ from refill.warehouse import ops
 from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.partition_status import DayStatus
 from tests.board.page import SPEC, W1, BoardPage, d, render, run_daily
-from tests.helpers import PAYMENTS_CATALOG, expected_day, query
+from tests.helpers import PAYMENTS_CATALOG, expected_day, hold_lock_in_another_process, query
 from tests.runs import run_backfill
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -197,25 +194,6 @@ def test_versioned_marts_show_both_totals_and_the_version_readers_get(
 # -- a run in progress ---------------------------------------------------------------------------
 
 
-def hold_lock_building(warehouse, run_id: str, days: list[date]) -> subprocess.Popen:
-    """Another process holding the warehouse lock, building `days`, until it is killed."""
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from refill.warehouse import locking
-        with locking.warehouse_lock(Path({str(warehouse)!r}), run_id={run_id!r},
-                                    command="backfill", priority="history",
-                                    partitions={[str(day) for day in days]!r}):
-            print("held", flush=True)
-            time.sleep(120)
-        """
-    )
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert process.stdout.readline().strip() == "held"
-    return process
-
-
 def fetch(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as response:
         return response.read().decode()
@@ -282,7 +260,9 @@ def test_a_run_in_progress_moves_across_the_served_board(workspace, monkeypatch)
         before = json.loads(fetch(running.url + "state.json"))["fingerprint"]
 
         # WHEN the run takes the warehouse to build day 3
-        holder = hold_lock_building(workspace.warehouse, "run-now", [d(3)])
+        holder = hold_lock_in_another_process(
+            workspace.warehouse, 120, run_id="run-now", days=[d(3)]
+        )
 
         # THEN the served page moves at once: day 3 builds now, though the warehouse is busy
         state = wait_for(

@@ -5,11 +5,7 @@ read locks."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from datetime import date, datetime, timedelta
-from pathlib import Path
 
 from refill.rules.planning import DayState
 from refill.rules.readiness import DayReadiness
@@ -19,7 +15,7 @@ from refill.views.board.model import ACTIVE, Extras, RunEntry
 from refill.views.board.page import render_html
 from refill.warehouse.partition_status import DayStatus
 from refill.warehouse.spark_engine import SparkWarehouse
-from tests.helpers import PAYMENTS_CATALOG
+from tests.helpers import PAYMENTS_CATALOG, hold_lock_in_another_process
 
 D1 = date(2026, 2, 1)
 NOW = datetime(2026, 2, 10, 12, 0)
@@ -31,31 +27,12 @@ def status(day: date) -> DayStatus:
     return DayStatus(day, verdict, DayState.MISSING, {}, catalog=PAYMENTS_CATALOG)
 
 
-def worker_holding(folder: Path, run_id: str, days: list[date]) -> subprocess.Popen:
-    """A backfill's worker process holding its chunk's days, until it is killed."""
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from refill.warehouse import partition_locks
-        with partition_locks.partition_locks(Path({str(folder)!r}), run_id={run_id!r},
-                                             command="backfill", priority="history",
-                                             partitions={[str(day) for day in days]!r}):
-            print("held", flush=True)
-            time.sleep(120)
-        """
-    )
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert process.stdout.readline().strip() == "held"
-    return process
-
-
 def test_two_chunks_building_at_once_are_both_on_the_board(tmp_path):
     # GIVEN a backfill whose two workers each hold a chunk of a Spark warehouse's days
     folder = tmp_path / "spark"
     run = RunEntry("run-b", "backfill", "refill backfill", {}, NOW, None, "running", None)
-    first = worker_holding(folder, "run-b", DAYS[:2])
-    second = worker_holding(folder, "run-b", DAYS[2:])
+    first = hold_lock_in_another_process(folder, 120, run_id="run-b", days=DAYS[:2], per_day=True)
+    second = hold_lock_in_another_process(folder, 120, run_id="run-b", days=DAYS[2:], per_day=True)
     try:
         # WHEN the board is drawn from the warehouse's builders
         builders = SparkWarehouse(folder).builders()

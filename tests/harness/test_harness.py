@@ -14,7 +14,7 @@ from datetime import date, timedelta
 import pytest
 
 from harness import hostile
-from harness.invariants import LedgerEntry, oracle_day, torn_chunks
+from harness.invariants import LedgerEntry, torn_chunks
 from harness.run import DEFAULT_SCENARIOS, DEFAULT_SEED, run_harness
 from harness.scenarios import plan_scenario
 from harness.variants import VARIANTS
@@ -102,7 +102,7 @@ def test_a_hostile_day_is_written_whole_and_the_oracle_accounts_for_every_line(k
     # THEN its manifest agrees with its files (unless the manifest is the hostile part),
     # and the oracle counts every landed line as published, duplicate or quarantined;
     # a hostile manifest or file name may instead be refused, with a reason
-    truth = oracle_day(tmp_path, day)
+    truth = expected_day(tmp_path, day)
     if kind in ("manifest_field", "file_name") and not verdict.is_ready:
         assert verdict.reason
     else:
