@@ -8,7 +8,6 @@ its columns' one home, macros/ops/refill_ops_columns.sql), and the check reads t
 
 from __future__ import annotations
 
-import os
 from datetime import date, datetime, timedelta
 
 import duckdb
@@ -22,7 +21,7 @@ from harness.concurrency import (
     writes_from_rows,
 )
 from refill.rules.planning import Chunk
-from refill.warehouse.dbt_runner import shared_project
+from refill.warehouse.dbt_runner import DbtProject
 
 D0 = date(2026, 3, 1)
 CHUNKS = [Chunk(D0 + timedelta(i * 2), D0 + timedelta(i * 2 + 1)) for i in reversed(range(6))]
@@ -31,18 +30,13 @@ CHUNKS = [Chunk(D0 + timedelta(i * 2), D0 + timedelta(i * 2 + 1)) for i in rever
 @pytest.fixture(scope="module")
 def attempts_columns(tmp_path_factory) -> str:
     """ops.partition_attempts' columns as dbt creates them (refill_ops_columns, their one
-    home), rendered by the project's own macro."""
-    previous = os.environ.get("REFILL_WAREHOUSE")
-    os.environ["REFILL_WAREHOUSE"] = str(tmp_path_factory.mktemp("compile") / "w.duckdb")
-    try:
-        compiled = shared_project().invoke(
+    home), rendered by the project's own macro. A DbtProject of its own: the process's
+    shared one would keep this scratch warehouse's manifest for the tests after it."""
+    with pytest.MonkeyPatch.context() as patch:  # module-scoped: no function's monkeypatch
+        patch.setenv("REFILL_WAREHOUSE", str(tmp_path_factory.mktemp("compile") / "w.duckdb"))
+        compiled = DbtProject().invoke(
             ["compile", "--inline", "{{ refill_ops_columns_ddl('partition_attempts') }}"]
         )
-    finally:
-        if previous is None:
-            os.environ.pop("REFILL_WAREHOUSE")
-        else:
-            os.environ["REFILL_WAREHOUSE"] = previous
     assert compiled.success, compiled.exception
     return compiled.result.results[0].node.compiled_code.strip()
 
