@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test lint unit bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test lint unit fuzz bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,11 @@ demo: setup
 ## tests, tests/spark/, on a local Spark).
 test: setup setup-spark lint
 	$(BIN)/pytest
+
+## The properties' long search (tests/properties/): a random search, 500 examples each;
+## the suite runs the same properties derandomized and bounded ("ci" profile).
+fuzz: setup
+	HYPOTHESIS_PROFILE=long $(BIN)/pytest tests/properties --hypothesis-show-statistics
 
 lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools

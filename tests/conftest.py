@@ -5,6 +5,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Properties (tests/properties/) run under one of two profiles. "ci" is the suite's: the
+# same examples on every run (derandomized), bounded, no deadline (a dbt build per example
+# is seconds on a shared machine). "long" is `make fuzz`: a random search, many more
+# examples, for the closing notes. HYPOTHESIS_PROFILE chooses; the suite defaults to "ci".
+_SLOW_EXAMPLES = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=_SLOW_EXAMPLES,
+    print_blob=True,
+)
+settings.register_profile(
+    "long", max_examples=500, deadline=None, suppress_health_check=_SLOW_EXAMPLES, print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Prefect's telemetry has no network to reach here and no business in tests.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
