@@ -44,9 +44,14 @@ def refill_landed_days(dataset: str) -> str:
 
 def refill_plain_text_part_files(part_files: list[str]) -> list[bool]:
     """For each part file (relative to the landing root), whether it is plain text: the line
-    reader streams those and reads the others whole (refill_read_landed_lines)."""
+    reader streams those and reads the others whole (refill_read_landed_lines). Asked just
+    before the read, so a part file that stopped being a regular file of the landing since
+    its readiness check (swapped for a symbolic link, say) stops the build, naming it."""
     root = settings.landing_root()
-    return [readiness.is_plain_text_part(root, part) for part in part_files]
+    try:
+        return [readiness.is_plain_text_part(root, part) for part in part_files]
+    except readiness.LandedFileProblem as refused:
+        raise ValueError(f"refill readiness: {refused}; nothing written") from None
 
 
 def refill_git_commit() -> str:
