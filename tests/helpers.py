@@ -216,6 +216,17 @@ def snapshot(warehouse: Path, full: bool = False) -> dict[str, list[tuple]]:
     return result
 
 
+def published_tables(warehouse: Path) -> dict[str, list[tuple]]:
+    """Every table of `main` and the ledger, row by row: what a reader can see."""
+    tables = query(
+        warehouse,
+        "select table_schema || '.' || table_name from information_schema.tables "
+        "where (table_schema = 'main' and table_type = 'BASE TABLE') "
+        "or (table_schema = 'ops' and table_name = 'partition_ledger') order by 1",
+    )
+    return {name: query(warehouse, f"select * from {name} order by all") for (name,) in tables}
+
+
 def published_by_day(warehouse: Path) -> dict[date, tuple[int, Decimal]]:
     rows = query(
         warehouse,

@@ -33,21 +33,10 @@ from refill.sample_data import (
 )
 from refill.settings import project_dir
 from refill.warehouse.dbt_runner import window_vars
-from tests.helpers import expected_day, query, snapshot
+from tests.helpers import expected_day, published_tables, query, snapshot
 
 PUBLISHED_DAY = date(2025, 4, 1)
 NEW_DAY = date(2025, 4, 2)
-
-
-def published_tables(warehouse: Path) -> dict[str, list[tuple]]:
-    """Every table of `main` and the ledger, row by row: what a reader can see."""
-    tables = query(
-        warehouse,
-        "select table_schema || '.' || table_name from information_schema.tables "
-        "where (table_schema = 'main' and table_type = 'BASE TABLE') "
-        "or (table_schema = 'ops' and table_name = 'partition_ledger') order by 1",
-    )
-    return {name: query(warehouse, f"select * from {name} order by all") for (name,) in tables}
 
 
 @pytest.fixture

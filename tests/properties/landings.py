@@ -7,6 +7,7 @@ Nothing here decides what refill should do with what it draws: the oracle
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from dataclasses import dataclass, field
@@ -154,8 +155,8 @@ def land_window(landing: Path, window: Window) -> None:
 OUTSIDE_MARKER = "OUTSIDE-THE-LANDING-7f3a"
 # "regular", or a kind of refill.sample_data.SPECIAL_PART_FILES (no socket: its path must be
 # short, and a test's temporary folder need not be)
-ENTRY_KINDS = ("regular", "regular", "regular", "symlink outside", "symlink inside", "fifo")
-ENTRY_KINDS += ("folder", "hard link outside", "broken symlink")
+SPECIAL_KINDS = ("symlink outside", "symlink inside", "fifo", "folder", "hard link outside")
+SPECIAL_KINDS += ("broken symlink",)
 _NAME_ALPHABET = st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",))
 _JSON_VALUES = st.recursive(
     st.none()
@@ -173,13 +174,14 @@ _JSON_VALUES = st.recursive(
 @st.composite
 def part_names(draw) -> str:
     """A name a part file could have: valid, part-*.jsonl with anything in it, or anything."""
-    choice = draw(st.integers(0, 3))
-    if choice == 0:
-        return f"part-{draw(st.from_regex(r'[A-Za-z0-9_-]{1,8}', fullmatch=True))}.jsonl"
-    if choice == 1:
-        return f"part-{draw(st.text(_NAME_ALPHABET, min_size=1, max_size=12))}.jsonl"
-    if choice == 2:
+    numbered = draw(st.booleans())  # half the time (and when shrinking) part-000N.jsonl
+    choice = "numbered" if numbered else draw(st.sampled_from(["valid", "part-*.jsonl", "any"]))
+    if choice == "numbered":
         return f"part-{draw(st.integers(0, 3)):04d}.jsonl"
+    if choice == "valid":
+        return f"part-{draw(st.from_regex(r'[A-Za-z0-9_-]{1,8}', fullmatch=True))}.jsonl"
+    if choice == "part-*.jsonl":
+        return f"part-{draw(st.text(_NAME_ALPHABET, min_size=1, max_size=12))}.jsonl"
     return draw(
         st.text(_NAME_ALPHABET, min_size=1, max_size=20).filter(lambda n: n not in (".", ".."))
     )
@@ -189,10 +191,14 @@ def part_names(draw) -> str:
 def manifest_values(draw, day: date, files: int, records: int) -> bytes:
     """A manifest: arbitrary bytes, arbitrary JSON, or the agreeing one with any field
     replaced by an arbitrary value, dropped, or kept, and extra fields."""
-    shape = draw(st.integers(0, 5))
-    if shape == 0:
+    # Hypothesis draws and shrinks towards the first choice: the agreeing manifest
+    few = draw(st.booleans())  # half the time (and when shrinking) the agreeing one, nearly
+    shape = (
+        "few changes" if few else draw(st.sampled_from(["many changes", "any JSON", "any bytes"]))
+    )
+    if shape == "any bytes":
         return draw(st.binary(max_size=60))
-    if shape == 1:
+    if shape == "any JSON":
         return json.dumps(draw(_JSON_VALUES)).encode()
     agreeing = {
         "dt": day.isoformat(),
@@ -201,13 +207,16 @@ def manifest_values(draw, day: date, files: int, records: int) -> bytes:
         "exported_at": f"{day + timedelta(days=1)}T02:13:00Z",
     }
     manifest = dict(agreeing)
-    for name in list(agreeing):
-        change = draw(st.integers(0, 4)) if shape == 2 else draw(st.integers(0, 9))
-        if change == 0:
+    for name in list(agreeing):  # each field changed half the time, or one time in eight
+        changed = draw(st.booleans()) and (
+            shape == "many changes" or (draw(st.booleans()) and draw(st.booleans()))
+        )
+        change = draw(st.sampled_from(["drop", "any value", "text around it"])) if changed else ""
+        if change == "drop":
             manifest.pop(name)
-        elif change == 1:
+        elif change == "any value":
             manifest[name] = draw(_JSON_VALUES)
-        elif change == 2 and isinstance(agreeing[name], str):
+        elif change == "text around it" and isinstance(agreeing[name], str):
             text = draw(st.text(max_size=12))
             manifest[name] = draw(st.sampled_from([agreeing[name] + text, text + agreeing[name]]))
     if draw(st.booleans()):
@@ -222,7 +231,7 @@ def manifest_values(draw, day: date, files: int, records: int) -> bytes:
 @dataclass
 class Entry:
     name: str
-    kind: str  # ENTRY_KINDS
+    kind: str  # "regular" or one of SPECIAL_KINDS
     content: bytes = b""
 
 
@@ -244,16 +253,31 @@ def arbitrary_days(draw, day: date = FIRST_DAY) -> ArbitraryDay:
             continue
         seen.add(name)
         lines = draw(day_lines(day))
-        kind = draw(st.sampled_from(ENTRY_KINDS))
+        special = draw(st.booleans()) and draw(st.booleans())  # one in four; shrinks to regular
+        kind = draw(st.sampled_from(SPECIAL_KINDS)) if special else "regular"
         entries.append(Entry(name, kind, file_bytes(draw(st.sampled_from(FILE_KINDS)), lines, day)))
-    regular = [e for e in entries if e.kind == "regular"]
-    records = sum(lines_in(e.content) for e in regular)
+    # The manifest's counts: of the regular files, as an honest exporter writes them; or of
+    # every entry named like a part file, counting what a link reads (the outside file's one
+    # line), as the attack of issue 21 raised them so that only the files' kinds are wrong.
+    if draw(st.booleans()):
+        counted = [e for e in entries if e.kind == "regular"]
+    else:
+        counted = [e for e in entries if fnmatch.fnmatchcase(e.name, "part-*.jsonl")]
+    records = sum(_apparent_lines(e) for e in counted)
     manifest = (
-        None if draw(st.integers(0, 9)) == 0 else draw(manifest_values(day, len(regular), records))
+        None if draw(st.integers(0, 9)) == 0 else draw(manifest_values(day, len(counted), records))
     )
     extra = draw(st.lists(st.text(_NAME_ALPHABET, min_size=1, max_size=10), max_size=2))
     extra = [name for name in extra if name not in seen | {".", "..", "_SUCCESS"}]
     return ArbitraryDay(day, entries, manifest, sorted(set(extra)))
+
+
+def _apparent_lines(entry: Entry) -> int:
+    """The lines an entry reads as when links are followed: a link to the outside file (or
+    to a copy of it) reads its one line; a FIFO, a folder or a broken link none."""
+    if entry.kind == "regular":
+        return lines_in(entry.content)
+    return 1 if entry.kind in ("symlink outside", "symlink inside", "hard link outside") else 0
 
 
 def outside_file(landing: Path) -> Path:
