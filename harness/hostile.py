@@ -15,6 +15,9 @@ oracle (`tests.helpers.expected_day`) says.
 | file_name      | a part file whose name holds a quote, `; drop table`, spaces or Jinja     |
 | zone_free_times| event_ts near midnight without a zone (UTC by the landing contract) or    |
 |                | with `+00:00`: a host in another time zone must not move them            |
+| special_file   | a part file that is a symlink (outside the landing, to the process's     |
+|                | environment, inside the day), a hard link to a file outside, a FIFO or a |
+|                | folder; the manifest's counts raised to what it reads as (issue 21, 2)   |
 
 (Kept here until refill/sample_data.py has writers of its own for hostile input.)
 """
@@ -27,9 +30,17 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from refill.rules.readiness import MANIFEST_NAME, count_lines, day_folder
-from refill.sample_data import DATASET, DaySpec, write_day
+from refill.sample_data import DATASET, DaySpec, write_day, write_special_part
 
-KINDS = ("odd_ids", "reused_ids", "non_utf8", "manifest_field", "file_name", "zone_free_times")
+KINDS = (
+    "odd_ids",
+    "reused_ids",
+    "non_utf8",
+    "manifest_field",
+    "file_name",
+    "zone_free_times",
+    "special_file",
+)
 INJECTION = "'); drop table main.fct_payments; --"
 
 ODD_IDS = (
@@ -69,6 +80,17 @@ ZONE_FREE_TIMES = (
     (23, 30, ""),
     (23, 45, "+00:00"),
 )
+# Part files that are not regular files of the landing (refill.sample_data.SPECIAL_PART_FILES;
+# no socket: its path must be short). The one outside the landing holds OUTSIDE_ID's line.
+SPECIAL_FILES = (
+    "symlink outside",
+    "symlink to the environment",
+    "hard link outside",
+    "symlink inside",
+    "fifo",
+    "folder",
+)
+OUTSIDE_ID = "tx-outside-the-landing"
 NON_UTF8_LINES = (
     b'{"transaction_id": "tx-\xff\xfe", "event_ts": "%sT12:00:00Z", "amount": 1, '
     b'"currency": "USD", "market": "US", "status": "captured"}',
@@ -90,6 +112,8 @@ class Hostile:
             return f"manifest {name}={'(none)' if value is None else repr(value)}"
         if self.kind == "file_name":
             return f"part file named {FILE_NAMES[self.choice % len(FILE_NAMES)]!r}"
+        if self.kind == "special_file":
+            return f"a part file that is a {SPECIAL_FILES[self.choice % len(SPECIAL_FILES)]}"
         return self.kind.replace("_", " ")
 
 
@@ -124,11 +148,18 @@ def write_hostile_day(root: Path, day: date, spec: DaySpec, hostile: Hostile, se
             first.rename(target)
         else:
             target.write_text(_payment("tx-named", day, 10) + "\n")
+    elif hostile.kind == "special_file":
+        outside = root.parent / "outside" / "secret.jsonl"
+        outside.parent.mkdir(exist_ok=True)
+        outside.write_text(_payment(OUTSIDE_ID, day, 11) + "\n")
+        kind = SPECIAL_FILES[hostile.choice % len(SPECIAL_FILES)]
+        write_special_part(folder / "part-9999.jsonl", kind, outside)
     elif hostile.kind != "manifest_field":
         raise ValueError(f"unknown hostile kind {hostile.kind!r}")
     parts = sorted(folder.glob("part-*.jsonl"))
     manifest["files"] = len(parts)
-    manifest["records"] = sum(count_lines(part.read_bytes()) for part in parts)
+    # what each part reads as when links are followed: the attack's raised counts
+    manifest["records"] = sum(count_lines(part.read_bytes()) for part in parts if part.is_file())
     if hostile.kind == "manifest_field":
         name, value = MANIFEST_FIELDS[hostile.choice % len(MANIFEST_FIELDS)]
         if value is None:
