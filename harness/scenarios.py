@@ -346,6 +346,10 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             landing = land(day, spec, f"re-exported with {hostile.describe()}")
             landing = dataclasses.replace(landing, hostile=hostile)
             model[day].suspect = hostile.kind in ("manifest_field", "file_name", "special_file")
+            if hostile.kind == "special_file":  # built at once: what a link reads shows only then
+                event = daily(day, yes=True)
+                event.kind, event.landing = "hostile", landing
+                return [event]
             return [Event("hostile", landing=landing)]
         if kind == "host_tz":
             # A day whose times carry no zone (UTC by contract), built on another host zone.
