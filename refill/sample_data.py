@@ -15,6 +15,7 @@ import os
 import random
 import shutil
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -280,8 +281,13 @@ def _special_fifo(path: Path, outside: Path) -> None:
 
 
 def _special_socket(path: Path, outside: Path) -> None:
-    with socket.socket(socket.AF_UNIX) as server:  # the name stays after the socket closes
-        server.bind(str(path))
+    # A socket's path is at most about 100 bytes: bound under a short name, then moved (the
+    # name stays after the socket closes).
+    short = Path(tempfile.mkdtemp(prefix="s")) / "s"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(short))
+    os.replace(short, path)
+    short.parent.rmdir()
 
 
 def _special_folder(path: Path, outside: Path) -> None:
