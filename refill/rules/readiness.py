@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from refill.rules.landed_files import (
     MANIFEST_NAME,
@@ -328,9 +328,15 @@ def is_plain_text_part(landing_root: Path, relative_part: str) -> bool:
     under a folder that is not the landing's own, or one that is no longer a regular file
     with one link raises LandedFileProblem (one line naming it), so the engine never opens
     what readiness would refuse. No file at all is not plain: the exact reader fails on it."""
-    path = landing_root / relative_part
-    if not PART_NAME.fullmatch(path.name) or ".." in Path(relative_part).parts:
+    dataset, folder, name = ([*PurePosixPath(relative_part).parts, "", "", ""])[:3]
+    if (
+        PurePosixPath(relative_part).parts != (dataset, folder, name)
+        or dataset in ("/", ".", "..")
+        or not _DT_FOLDER.fullmatch(folder)
+        or not PART_NAME.fullmatch(name)
+    ):  # <dataset>/dt=<day>/<part name>, relative: the only shape the reader is handed
         raise LandedFileProblem(f"{_shown(relative_part)} is not a part file of the landing")
+    path = landing_root / dataset / folder / name
     problem = folder_problem(path.parent)
     if problem and problem != "no landing folder":
         raise LandedFileProblem(problem)
