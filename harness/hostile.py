@@ -25,12 +25,15 @@ oracle (`tests.helpers.expected_day`) says.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import tempfile
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from refill.rules.readiness import MANIFEST_NAME, count_lines, day_folder
-from refill.sample_data import DATASET, DaySpec, write_day, write_special_part
+from refill.sample_data import DATASET, DaySpec, write_day
 
 KINDS = (
     "odd_ids",
@@ -71,7 +74,72 @@ FILE_NAMES = (
     "part-0000 {{ var('x') }}.jsonl",
     "part-0000%_.jsonl",
 )
+
+
 # (hour, minute, zone suffix) of event_ts on the day: no zone, or UTC written as +00:00.
+# Part files that are not regular files of the landing (an attacker's landing: readiness
+# refuses each, naming the file), each written
+# at `path` by its kind's writer; `outside` is a file outside the landing that a link may
+# name. Test and harness machinery: never in the product package.
+def _special_symlink_outside(path: Path, outside: Path) -> None:
+    path.symlink_to(outside)
+
+
+def _special_symlink_environ(path: Path, outside: Path) -> None:
+    path.symlink_to("/proc/self/environ")  # the issue's attack: the environment, token included
+
+
+def _special_symlink_inside(path: Path, outside: Path) -> None:
+    inside = path.with_name(path.name + ".data")
+    inside.write_bytes(outside.read_bytes())
+    path.symlink_to(inside.name)
+
+
+def _special_broken_symlink(path: Path, outside: Path) -> None:
+    path.symlink_to(outside.with_name("nowhere.jsonl"))
+
+
+def _special_hard_link(path: Path, outside: Path) -> None:
+    os.link(outside, path)
+
+
+def _special_fifo(path: Path, outside: Path) -> None:
+    os.mkfifo(path)
+
+
+def _special_socket(path: Path, outside: Path) -> None:
+    # A socket's path is at most about 100 bytes: bound under a short name, then moved (the
+    # name stays after the socket closes).
+    short = Path(tempfile.mkdtemp(prefix="s")) / "s"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(short))
+    os.replace(short, path)
+    short.parent.rmdir()
+
+
+def _special_folder(path: Path, outside: Path) -> None:
+    path.mkdir()
+    (path / "part-0000.jsonl").write_bytes(outside.read_bytes())
+
+
+# kind -> (writer, what readiness calls it)
+SPECIAL_PART_FILES = {
+    "symlink outside": (_special_symlink_outside, "a symbolic link"),
+    "symlink to the environment": (_special_symlink_environ, "a symbolic link"),
+    "symlink inside": (_special_symlink_inside, "a symbolic link"),
+    "broken symlink": (_special_broken_symlink, "a symbolic link"),
+    "hard link outside": (_special_hard_link, "hard-linked (2 links)"),
+    "fifo": (_special_fifo, "a FIFO"),
+    "socket": (_special_socket, "a socket"),
+    "folder": (_special_folder, "a folder"),
+}
+
+
+def write_special_part(path: Path, kind: str, outside: Path) -> None:
+    """Put a part file of `kind` (SPECIAL_PART_FILES) at `path`."""
+    SPECIAL_PART_FILES[kind][0](path, outside)
+
+
 ZONE_FREE_TIMES = (
     (0, 30, ""),
     (3, 0, ""),
@@ -80,7 +148,7 @@ ZONE_FREE_TIMES = (
     (23, 30, ""),
     (23, 45, "+00:00"),
 )
-# Part files that are not regular files of the landing (refill.sample_data.SPECIAL_PART_FILES;
+# Part files that are not regular files of the landing (SPECIAL_PART_FILES below;
 # no socket: its path must be short). The one outside the landing holds OUTSIDE_ID's line.
 SPECIAL_FILES = (
     "symlink outside",

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.hostile import write_special_part
 from refill.cli import main
 from refill.rules.readiness import MANIFEST_NAME, day_folder
 from refill.sample_data import (
@@ -38,7 +39,6 @@ from refill.sample_data import (
     not_utf8_line,
     write_day,
     write_landed_day,
-    write_special_part,
 )
 from tests.conftest import Workspace
 from tests.helpers import DayTruth, expected_day, query

@@ -19,17 +19,16 @@ import duckdb
 import pytest
 
 from bench.floor import rule_sql
+from harness.hostile import SPECIAL_PART_FILES, write_special_part
 from refill.rules import readiness
 from refill.sample_data import (
     DATASET,
     INJECTED_SQL,
     ODD_TRANSACTION_IDS,
     OMIT,
-    SPECIAL_PART_FILES,
     not_utf8_line,
     payment_line,
     write_landed_day,
-    write_special_part,
 )
 from refill.settings import project_dir
 from refill.warehouse.dbt_runner import window_vars

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from harness.hostile import write_special_part
 from refill.rules.readiness import PLAIN_LINE_MAX_BYTES, day_folder
-from refill.sample_data import DATASET, MARKET_CURRENCY, payment_line, write_special_part
+from refill.sample_data import DATASET, MARKET_CURRENCY, payment_line
 
 FIRST_DAY = date(2025, 5, 5)
 
