@@ -26,18 +26,26 @@ import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 from flows import backfill as backfill_module
 from harness import invariants, overlay
 from harness.hostile import write_hostile_day
 from harness.invariants import CheckContext, ConcurrentReader, Truths, WarehouseState
-from harness.scenarios import Event, Scenario
+from harness.scenarios import Event, Scenario, SeedChange
 from refill import cli, settings
 from refill.rules import readiness
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, write_day
 from refill.warehouse import locking, ops
+from tests.helpers import (
+    DBT_SEED_CHECKSUM_LIMIT,
+    FX_SEED,
+    fx_rates_of,
+    grow_seed_past,
+    set_fx_rate,
+)
 
 HARNESS_CHECKOUT = Path(__file__).resolve().parent.parent
 CHILD_START_SECONDS = 180
@@ -466,7 +474,9 @@ class Driver:
         self.stats = stats or Stats()
         self.keep_folders = keep_folders
         self.webhook = Webhook()
-        self.pool = ChildPool(root / "children", prefect_api_url, overlay.patched_project(variant))
+        project = overlay.patched_project(variant)
+        self.pool = ChildPool(root / "children", prefect_api_url, project)
+        self.seed = FxSeed(project / FX_SEED)
 
     def close(self) -> None:
         self.pool.close()
@@ -479,6 +489,7 @@ class Driver:
             shutil.rmtree(folder)
         landing, warehouse = folder / "landing", folder / "warehouse" / "refill.duckdb"
         landing.mkdir(parents=True)
+        self.seed.restore()  # a scenario starts from the project's own seed
         run = _ScenarioRun(self, scenario, landing, warehouse)
         with _environment(
             {
@@ -556,6 +567,8 @@ class _ScenarioRun:
             detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
             self._finding("violation", "warehouse_opens", detail, number, event)
             self.state = before
+        context.current_versions = _current_versions()
+        context.rates = self.driver.seed.rates()
         context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
         context.allowed_redeliveries = set(self.allowed_redeliveries)
         context.killed_pids = set(self.killed_pids)
@@ -602,6 +615,10 @@ class _ScenarioRun:
             self.pending.append(("run_should_succeed", f"{outcome.outcome}: {said}"))
 
     def _run_event(self, event: Event, context: CheckContext) -> None:
+        if event.seed is not None:
+            self.stats.landing_events += 1
+            self.driver.seed.correct(event.seed)
+            return
         for landing in event.before:
             self._land(landing)
         if event.landing is not None:
@@ -776,6 +793,45 @@ class _ScenarioRun:
         ]
         for violation in invariants.compare_builds(self.warehouse, fresh, days):
             self._violation(violation, number, event)
+
+
+class FxSeed:
+    """The fx seed of the harness's copy of the project: corrected by seed_change events
+    (grown past dbt's 1 MiB checksum limit first), restored before each scenario, and read
+    by the harness itself for the rates of now (current_at_current_rates)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.pristine = path.read_bytes()
+        self._read: tuple[tuple, dict] | None = None
+
+    def restore(self) -> None:
+        if self.path.read_bytes() != self.pristine:
+            self.path.write_bytes(self.pristine)
+
+    def correct(self, change: SeedChange) -> None:
+        if self.path.stat().st_size <= DBT_SEED_CHECKSUM_LIMIT:
+            grow_seed_past(self.path)
+        rate = fx_rates_of(self.path)[(change.day, change.currency)]
+        corrected = (rate * Decimal(change.factor)).quantize(Decimal("0.000001"))
+        set_fx_rate(self.path, change.day, change.currency, corrected)
+
+    def rates(self) -> dict:
+        facts = self.path.stat()
+        identity = (facts.st_size, facts.st_mtime_ns, facts.st_ino)
+        if self._read is None or self._read[0] != identity:
+            self._read = (identity, fx_rates_of(self.path))
+        return self._read[1]
+
+
+def _current_versions() -> dict[str, str] | None:
+    """refill's current code version per model, as this process's refill computes it."""
+    from refill.warehouse.dbt_runner import DbtError, shared_project
+
+    try:
+        return shared_project().code_versions()
+    except DbtError:
+        return None
 
 
 def _nothing_published(outcome: RunOutcome) -> bool:

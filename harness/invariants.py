@@ -37,6 +37,10 @@ Invariants (docs/harness.md says why each one matters):
 - chunking_invariance         at a scenario's end, the same landing built in a fresh
                               warehouse under another chunking and order gives the same
                               consumer relations and ledger data, day by day
+- nothing_from_outside        no row holds a byte from outside the landing: the line a
+                              special part file links to, or the process's environment
+- current_at_current_rates    a day refill calls current (its ledger code version is the
+                              project's now) holds the USD the seed's rates give now
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from pathlib import Path
 
 import duckdb
 
+from harness.hostile import OUTSIDE_ID
 from refill.rules import readiness
 from refill.sample_data import DATASET
 from refill.warehouse import locking
@@ -74,6 +79,8 @@ INVARIANTS = (
     "interrupted_run_stops",
     "history_not_lost",
     "chunking_invariance",
+    "nothing_from_outside",
+    "current_at_current_rates",
 )
 CHECKED_MODELS = ("fct_payments", "payments_quarantine")
 INTERRUPT_GRACE_SECONDS = 90.0  # the driver's wait after SIGINT or SIGTERM
@@ -126,6 +133,7 @@ class LedgerEntry:
     source_records: int | None
     published_at: object = None
     refill_run: bool = False
+    code_version: str | None = None
 
 
 @dataclass
@@ -133,6 +141,8 @@ class WarehouseState:
     """What the checker reads from the warehouse after an event (one read-only connection)."""
 
     facts: dict[date, tuple[int, Decimal]] = field(default_factory=dict)  # day -> rows, amount
+    usd: dict[date, Decimal] = field(default_factory=dict)  # day -> sum of amount_usd
+    outside_rows: list[str] = field(default_factory=list)  # rows holding bytes from outside
     table_rows: dict[str, dict[date, int]] = field(default_factory=dict)  # model -> day -> rows
     run_outcomes: dict[str, str] = field(default_factory=dict)  # ops.run_log: run id -> outcome
     quarantine: dict[date, int] = field(default_factory=dict)
@@ -188,10 +198,20 @@ def read_state(warehouse: Path) -> WarehouseState:
                     ).fetchall()
                 )
         if "main.fct_payments" in tables:
-            for day, rows, amount in connection.execute(
-                "select event_date, count(*), sum(amount) from main.fct_payments group by 1"
+            for day, rows, amount, usd in connection.execute(
+                "select event_date, count(*), sum(amount), sum(amount_usd) "
+                "from main.fct_payments group by 1"
             ).fetchall():
                 state.facts[day] = (rows, amount)
+                state.usd[day] = usd
+            state.outside_rows += [
+                f"fct_payments {tx} on {day}"
+                for tx, day in connection.execute(
+                    "select transaction_id, event_date from main.fct_payments "
+                    "where transaction_id = ? limit 5",
+                    [OUTSIDE_ID],
+                ).fetchall()
+            ]
             state.duplicated_ids = connection.execute(
                 "select transaction_id || ' on ' || event_date::varchar, count(*) "
                 "from main.fct_payments group by transaction_id, event_date "
@@ -213,6 +233,15 @@ def read_state(warehouse: Path) -> WarehouseState:
             ).fetchall():
                 state.quarantine[day] = rows
                 state.quarantine_distinct_lines[day] = distinct_lines
+            state.outside_rows += [
+                f"payments_quarantine {name}:{number} ({reason})"
+                for name, number, reason in connection.execute(
+                    "select file_name, line_number, quarantine_reason "
+                    "from main.payments_quarantine "
+                    "where contains(line_text, ?) or contains(line_text, 'PATH=') limit 5",
+                    [OUTSIDE_ID],
+                ).fetchall()
+            ]
             state.misdated += [
                 ("payments_quarantine", *row)
                 for row in connection.execute(
@@ -231,7 +260,7 @@ def read_state(warehouse: Path) -> WarehouseState:
                     "select model_name, partition_date, status, run_id, source_fingerprint, "
                     "rows_written, source_records, published_at, "
                     + ("run_id in (select run_id from ops.run_log)" if has_run_log else "false")
-                    + " from ops.partition_ledger"
+                    + ", code_version from ops.partition_ledger"
                 ).fetchall()
             ]
         if "ops.run_log" in tables:
@@ -307,6 +336,10 @@ class CheckContext:
     interrupt: tuple[str, float | None, int | None] | None = None  # signal, seconds, exit
     retained_days: list[date] = field(default_factory=list)  # published, files now gone
     plain_dbt_message: str = ""
+    # refill's current code version per model and the seed's rates now (the project copy's
+    # file, read by the harness): current_at_current_rates; None skips it
+    current_versions: dict[str, str] | None = None
+    rates: dict[tuple[date, str], Decimal] | None = None
 
 
 def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[Violation]:
@@ -485,6 +518,28 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 f"{day} (landing gone): {_describe(context.before.view(day))} "
                 f"-> {_describe(state.view(day))} after a full refresh "
                 f"({said})",
+            )
+
+    for where in state.outside_rows:
+        violation("nothing_from_outside", f"{where} holds bytes from outside the landing")
+
+    current = (context.current_versions or {}).get("fct_payments")
+    for day, entries in sorted(facts_ledger.items()):
+        truth = truths.get(day, entries[0].source_fingerprint)
+        if current is None or context.rates is None or truth is None:
+            continue
+        if entries[0].code_version != current:
+            continue  # stale: refill says so, and a rebuild will take the rates of now
+        try:
+            expected = truth.amount_usd(day, context.rates)
+        except KeyError:  # no rate for the day: the build's audit refuses it
+            continue
+        usd = state.usd.get(day) or Decimal(0)
+        if usd != expected:
+            violation(
+                "current_at_current_rates",
+                f"fct_payments {day}: refill calls it current (code {current}) and it holds "
+                f"{usd} USD; the seed's rates now give {expected}",
             )
 
     for day in context.converge_days:

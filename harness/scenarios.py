@@ -27,6 +27,8 @@ Events:
 | host_tz        | the command in a child whose host time zone is America/New_York  | subprocess |
 | plain_dbt      | `dbt build --select fct_payments --vars <window>`, as a user would | in-process |
 | retention      | a published day's landing deleted, then `dbt build --full-refresh` | both      |
+| seed_change    | one fx rate of a scenario day corrected in the project's seed, the | project    |
+|                | seed grown past dbt's 1 MiB checksum limit first                   |            |
 
 At the end of two scenarios in five, a final backfill of every day (`--yes`, skipping
 unready days) brings the warehouse up to date under one chunking; the same landing is
@@ -82,8 +84,12 @@ WEIGHTS = {
     "host_tz": 2,
     "plain_dbt": 5,
     "retention": 3,
+    "seed_change": 4,
 }
-LANDING_KINDS = ("reexport", "late_file", "malformed", "hostile", "retention")
+LANDING_KINDS = ("reexport", "late_file", "malformed", "hostile", "retention", "seed_change")
+# seed_change: the currencies whose rate may be corrected, and by how much
+CORRECTED_CURRENCIES = ("EUR", "GBP", "JPY", "CAD")
+RATE_FACTORS = ("1.05", "0.9", "1.2")
 RUN_SETTINGS = ["--retry-delay", "0", "--lock-wait", "60"]
 # The share of scenarios that end with a final backfill and a fresh build under another
 # chunking (chunking_invariance): two more runs and a seed load each, so not every one.
@@ -104,6 +110,18 @@ class Landing:
     hostile: Hostile | None = None
 
 
+@dataclass(frozen=True)
+class SeedChange:
+    """The harness corrects one fx rate in the project's seed (grown past 1 MiB first)."""
+
+    day: date
+    currency: str
+    factor: str  # the new rate is the old one times this (a decimal, as text)
+
+    def describe(self) -> str:
+        return f"fx rate {self.day} {self.currency} x{self.factor} (seed over 1 MiB)"
+
+
 @dataclass
 class Event:
     kind: str
@@ -119,8 +137,11 @@ class Event:
     before: list[Landing] = field(default_factory=list)  # landed first (retention's clean days)
     second_argv: list[str] = field(default_factory=list)  # concurrent: the in-process run
     days: list[date] = field(default_factory=list)  # the days the command covers
+    seed: SeedChange | None = None  # seed_change: the rate corrected
 
     def describe(self) -> str:
+        if self.seed is not None:
+            return f"{self.kind}: {self.seed.describe()}"
         if self.landing is not None and not self.dbt_argv and not self.argv:
             return f"{self.kind}: {self.landing.note}"
         if self.dbt_argv:
@@ -324,7 +345,11 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             spec = new_spec((old.export_version + 1) if old else 1)
             landing = land(day, spec, f"re-exported with {hostile.describe()}")
             landing = dataclasses.replace(landing, hostile=hostile)
-            model[day].suspect = hostile.kind in ("manifest_field", "file_name")
+            model[day].suspect = hostile.kind in ("manifest_field", "file_name", "special_file")
+            if hostile.kind == "special_file":  # built at once: what a link reads shows only then
+                event = daily(day, yes=True)
+                event.kind, event.landing = "hostile", landing
+                return [event]
             return [Event("hostile", landing=landing)]
         if kind == "host_tz":
             # A day whose times carry no zone (UTC by contract), built on another host zone.
@@ -366,6 +391,11 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
             event = Event("retention", landing=landing, dbt_argv=list(FULL_REFRESH), days=[day])
             event.before = clean
             return [event]
+        if kind == "seed_change":
+            change = SeedChange(
+                rng.choice(days), rng.choice(CORRECTED_CURRENCIES), rng.choice(RATE_FACTORS)
+            )
+            return [Event("seed_change", seed=change, days=[change.day])]
         if kind == "fault":
             point, fault_model = rng.choice(FAULT_POINTS)
             persists = rng.random() < 0.6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import shutil
@@ -10,8 +11,8 @@ import sys
 import tempfile
 import textwrap
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -66,10 +67,24 @@ class DayTruth:
     amount: Decimal = Decimal("0")
     duplicates: int = 0
     quarantined: int = 0
+    payments: list[tuple[str, Decimal]] = field(
+        default_factory=list
+    )  # published (currency, amount)
 
     @property
     def lines(self) -> int:
         return self.published + self.duplicates + self.quarantined
+
+    def amount_usd(self, day: date, rates: dict[tuple[date, str], Decimal]) -> Decimal:
+        """The day's published USD at `rates` (fx_rates_of): each payment at its event day's
+        rate, rounded to cents half away from zero, then summed."""
+        return sum(
+            (
+                (amount * rates[(day, currency)]).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+                for currency, amount in self.payments
+            ),
+            Decimal("0"),
+        )
 
 
 def expected_day(landing: Path, day: date) -> DayTruth:
@@ -100,6 +115,7 @@ def expected_day(landing: Path, day: date) -> DayTruth:
             truth.published += 1
             truth.duplicates += len(copies) - 1
             truth.amount += copies[0][2]
+            truth.payments.append((copies[0][3], copies[0][2]))
     return truth
 
 
@@ -131,6 +147,46 @@ def _valid_record(line: str, day: date) -> tuple | None:
     return (tx, ts, cents, currency, market, status)
 
 
+# -- the fx seed, read and changed without refill's code -----------------------------------
+
+FX_SEED = Path("seeds") / "fx_rates_daily.csv"
+DBT_SEED_CHECKSUM_LIMIT = 1 << 20  # dbt keys a seed over 1 MiB by its path, not its bytes
+
+
+def fx_rates_of(seed: Path) -> dict[tuple[date, str], Decimal]:
+    """The seed's rates by (day, currency), as the oracle reads the CSV."""
+    with seed.open(newline="") as handle:
+        return {
+            (date.fromisoformat(row["rate_date"]), row["currency"]): Decimal(row["usd_per_unit"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def grow_seed_past(seed: Path, size: int = DBT_SEED_CHECKSUM_LIMIT) -> None:
+    """Append rates for days after the seed's last (2028 on), until the file is over `size`
+    bytes: the landing's days and their rates are untouched."""
+    last = max(day for day, _ in fx_rates_of(seed))
+    rows, day = [], last
+    written = seed.stat().st_size
+    while written <= size:
+        day += timedelta(days=1)
+        for currency in CURRENCIES:
+            row = f"{day.isoformat()},{currency},{1 if currency == 'USD' else 0.5:.6f}\n"
+            rows.append(row)
+            written += len(row)
+    with seed.open("a", newline="") as handle:
+        handle.write("".join(rows))
+
+
+def set_fx_rate(seed: Path, day: date, currency: str, rate: Decimal) -> None:
+    """Rewrite one rate of the seed in place (the file's other bytes unchanged)."""
+    prefix = f"{day.isoformat()},{currency},"
+    lines = seed.read_text().splitlines(keepends=True)
+    (index,) = [n for n, line in enumerate(lines) if line.startswith(prefix)]
+    lines[index] = f"{prefix}{rate:.6f}\n"
+    seed.write_text("".join(lines))
+
+
 def query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         return connection.execute(sql, params or []).fetchall()
@@ -158,6 +214,17 @@ def snapshot(warehouse: Path, full: bool = False) -> dict[str, list[tuple]]:
         selected = "*" if full else columns
         result[relation] = query(warehouse, f"select {selected} from {relation} order by all")
     return result
+
+
+def published_tables(warehouse: Path) -> dict[str, list[tuple]]:
+    """Every table of `main` and the ledger, row by row: what a reader can see."""
+    tables = query(
+        warehouse,
+        "select table_schema || '.' || table_name from information_schema.tables "
+        "where (table_schema = 'main' and table_type = 'BASE TABLE') "
+        "or (table_schema = 'ops' and table_name = 'partition_ledger') order by 1",
+    )
+    return {name: query(warehouse, f"select * from {name} order by all") for (name,) in tables}
 
 
 def published_by_day(warehouse: Path) -> dict[date, tuple[int, Decimal]]:

@@ -51,9 +51,12 @@
         {%- else -%}
             {%- do exact_parts.extend(part_files) -%}
         {%- endif -%}
-        with
-        {%- for part in plain_parts | sort %}
-        plain_{{ loop.index }} as (
+        {#-- The query is assembled as data (refill_with_ctes): a CTE per plain file, the
+             whole-file read of the others, and their union, whichever of them there are. --#}
+        {%- set ctes = [] -%}
+        {%- set readers = [] -%}
+        {%- for part in plain_parts | sort -%}
+            {%- set body -%}
             select
                 {{ refill_string_literal(part) }} as file_name,
                 regexp_extract(file_name, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
@@ -69,37 +72,25 @@
                 escape = '',
                 auto_detect = false
             ) with ordinality
-        ),
-        {%- endfor %}
-        {%- if exact_parts %}
-        {#-- read_blob, not read_text: read_text refuses a whole file for one line that is
-             not UTF-8; the row rule decodes, and quarantines just that line. --#}
-        files as (
-            select
-                filename,
-                content
-            from read_blob([
-                {%- for part in exact_parts | sort %}
-                {{ refill_string_literal(root ~ '/' ~ part) }}{{ "," if not loop.last }}
-                {%- endfor %}
-            ])
-        ),
-
-        exact_lines as (
-            {{ refill_split_landed_lines('files', root) }}
-        ),
-        {%- endif %}
-
-        landed_lines as (
-            {%- for part in plain_parts | sort %}
-            select * from plain_{{ loop.index }}
-            {{ "union all" if not loop.last or exact_parts }}
-            {%- endfor %}
-            {%- if exact_parts %}
-            select * from exact_lines
-            {%- endif %}
-        )
-
-        select * from landed_lines
+            {%- endset -%}
+            {%- do ctes.append(('plain_' ~ loop.index, body)) -%}
+            {%- do readers.append('plain_' ~ loop.index) -%}
+        {%- endfor -%}
+        {%- if exact_parts -%}
+            {#-- read_blob, not read_text: read_text refuses a whole file for one line that
+                 is not UTF-8; the row rule decodes, and quarantines just that line. --#}
+            {%- set literals = [] -%}
+            {%- for part in exact_parts | sort -%}
+                {%- do literals.append(refill_string_literal(root ~ '/' ~ part)) -%}
+            {%- endfor -%}
+            {%- set files = 'select filename, content from read_blob([' ~ literals | join(', ') ~ '])' -%}
+            {%- do ctes.append(('files', files)) -%}
+            {%- do ctes.append(('exact_lines', refill_split_landed_lines('files', root))) -%}
+            {%- do readers.append('exact_lines') -%}
+        {%- endif -%}
+        {%- set selects = [] -%}
+        {%- for reader in readers -%}{%- do selects.append('select * from ' ~ reader) -%}{%- endfor -%}
+        {%- do ctes.append(('landed_lines', selects | join('\nunion all\n'))) -%}
+        {{ refill_with_ctes(ctes, 'select * from landed_lines') }}
     {%- endif -%}
 {% endmacro %}

@@ -37,6 +37,9 @@
          A load without the flows' key (a plain `dbt seed` or `dbt build`) records none,
          so the next flow run reloads. --#}
     create table if not exists ops.seed_loads ({{ refill_ops_columns_ddl('seed_loads') }});
+    {#-- The sha256 of the seed file each load read (the code version of what a model built
+         from it holds); added to warehouses created before it. --#}
+    alter table ops.seed_loads add column if not exists content_sha256 varchar;
 
     {#-- Per model: the last day up to which every partition since the first is published,
          and when that was. What a dashboard can print as "data as of". --#}

@@ -64,6 +64,7 @@
             ('seed_id', 'varchar', 'not null'),
             ('load_key', 'varchar', ''),
             ('loaded_at', 'timestamp', 'not null'),
+            ('content_sha256', 'varchar', ''),
         ],
     } -%}
     {{ return(columns[table_name]) }}

@@ -1,13 +1,15 @@
-{% macro refill_upstream_checksums(unique_id, seen) %}
+{% macro refill_upstream_checksums(unique_id, seen, seed_contents) %}
     {%- if unique_id in seen or unique_id not in graph.nodes -%}{{ return([]) }}{%- endif -%}
     {%- do seen.append(unique_id) -%}
     {%- set node = graph.nodes[unique_id] -%}
-    {%- set found = [unique_id ~ '=' ~ node.checksum.checksum] -%}
+    {#-- A seed by its content key (sha256 of its file), never dbt's checksum (a path over 1 MiB). --#}
+    {%- set checksum = seed_contents.get(unique_id) if node.resource_type == 'seed' else node.checksum.checksum -%}
+    {%- set found = [unique_id ~ '=' ~ checksum] -%}
     {%- for macro_id in node.depends_on.macros -%}
         {%- do found.extend(refill_rule_checksums(macro_id, seen)) -%}
     {%- endfor -%}
     {%- for parent in node.depends_on.nodes -%}
-        {%- do found.extend(refill_upstream_checksums(parent, seen)) -%}
+        {%- do found.extend(refill_upstream_checksums(parent, seen, seed_contents)) -%}
     {%- endfor -%}
     {{ return(found) }}
 {% endmacro %}

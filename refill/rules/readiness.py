@@ -12,6 +12,10 @@ It is also the input boundary: the one definition of a valid manifest and of a v
 part-file name. Every manifest field staging uses is checked here for its JSON type
 and format (`MANIFEST_FIELDS`), every part file's name against `PART_NAME`, and a
 value that fails makes the day not ready with a one-line reason naming the field.
+Every file it reads (the manifest and the part files) must be a regular file inside
+the landing (refill/rules/landed_files.py): a symbolic link, a FIFO, a socket, a device,
+a folder named like a part file or a file with a second hard link makes the day not
+ready, naming the file.
 What a ready verdict carries is therefore safe to use: dbt reads the verdicts as JSON
 the engine parses itself (stg_payments__manifests), never as SQL text.
 
@@ -34,9 +38,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-MANIFEST_NAME = "_SUCCESS"
+from refill.rules.landed_files import (
+    MANIFEST_NAME,
+    LandedFileProblem,
+    folder_problem,
+    judged_identity,
+    lstat_problem,
+    open_landed_file,
+    read_landed_file,
+    unreadable,
+)
+
 PART_GLOB = "part-*.jsonl"
 _DT_FOLDER = re.compile(r"dt=(\d{4}-\d{2}-\d{2})", re.ASCII)  # whole name (fullmatch)
 # A part file's name: no quote, glob character, path separator or space can be in it.
@@ -103,13 +117,16 @@ def day_folder(landing_root: Path, dataset: str, day: date) -> Path:
 def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
     """Decide whether `dataset` has fully landed for `day`."""
     folder = day_folder(landing_root, dataset, day)
-    if not folder.is_dir():
-        return DayReadiness(day, False, "no landing folder")
+    problem = folder_problem(folder)
+    if problem:
+        return DayReadiness(day, False, problem)
     manifest_path = folder / MANIFEST_NAME
-    if not manifest_path.is_file():
+    try:
+        manifest_bytes = read_landed_file(manifest_path)
+    except FileNotFoundError:
         return DayReadiness(day, False, "no _SUCCESS manifest")
-
-    manifest_bytes = manifest_path.read_bytes()
+    except LandedFileProblem as refused:
+        return DayReadiness(day, False, str(refused))
     manifest, problem = parse_manifest(manifest_bytes, day)
     if manifest is None:
         return DayReadiness(day, False, problem)
@@ -121,8 +138,9 @@ def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
             return DayReadiness(
                 day, False, f"part file name {_shown(part.name)} is not {PART_NAME_RULE}"
             )
-        if not part.is_file():
-            return DayReadiness(day, False, f"part file {part.name} is not a regular file")
+        problem = lstat_problem(part)
+        if problem:
+            return DayReadiness(day, False, problem)
     relative_parts = [p.relative_to(landing_root).as_posix() for p in parts]
     partial = DayReadiness(
         day, False, "", relative_parts, manifest_files, manifest_records, exported_at
@@ -130,7 +148,14 @@ def day_readiness(landing_root: Path, dataset: str, day: date) -> DayReadiness:
     if len(parts) != manifest_files:
         return _with_reason(partial, f"_SUCCESS lists {manifest_files} files, found {len(parts)}")
 
-    summaries = [part_summary(p) for p in parts]
+    summaries = []
+    for part in parts:
+        try:
+            summaries.append(part_summary(part))
+        except LandedFileProblem as refused:
+            return _with_reason(partial, str(refused))
+        except OSError as error:  # gone or unreadable since it was listed
+            return _with_reason(partial, unreadable(part, error))
     lines = sum(summary.lines for summary in summaries)
     if lines != manifest_records:
         return _with_reason(
@@ -233,20 +258,22 @@ class PartSummary:
 
 
 def part_summary(path: Path) -> PartSummary:
-    """The part file's summary, read once per identity (path, size, mtime, ctime, inode)."""
-    stat = path.stat()
-    if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < SETTLED_NS:
-        return _summarize(path)
-    identity = (os.fspath(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
-    return _settled_part_summary(identity)
+    """The part file's summary, read once per identity (path, inode, size, mtime, ctime).
+    Raises LandedFileProblem when the file is not a regular file with one link, or is not
+    the file judged when it is opened."""
+    judged = judged_identity(path)
+    _inode, _size, mtime_ns, ctime_ns = judged
+    if time.time_ns() - max(mtime_ns, ctime_ns) < SETTLED_NS:
+        return _summarize(path, judged)
+    return _settled_part_summary(os.fspath(path), judged)
 
 
 @functools.lru_cache(maxsize=100_000)
-def _settled_part_summary(identity: tuple) -> PartSummary:
-    return _summarize(Path(identity[0]))
+def _settled_part_summary(path: str, judged: tuple) -> PartSummary:
+    return _summarize(Path(path), judged)
 
 
-def _summarize(path: Path) -> PartSummary:
+def _summarize(path: Path, judged: tuple) -> PartSummary:
     """count_lines, sha256 and is_plain_text of the file's bytes, read in fixed-size blocks:
     a part file of any size costs the same memory (a day cannot be split, so its files can
     be large)."""
@@ -256,7 +283,7 @@ def _summarize(path: Path) -> PartSummary:
     utf8 = codecs.getincrementaldecoder("utf-8")()
     is_plain = True
     open_line = 0  # bytes of the line still open at the end of the blocks read so far
-    with path.open("rb") as stream:
+    with open_landed_file(path, judged) as stream:
         while block := stream.read(SUMMARY_BLOCK_BYTES):
             digest.update(block)
             newlines += block.count(b"\n")
@@ -296,14 +323,27 @@ def _decodes(utf8, block: bytes, final: bool = False) -> bool:
 
 
 def is_plain_text_part(landing_root: Path, relative_part: str) -> bool:
-    """Whether a part file (relative to the landing root) is plain text (PartSummary); a
-    path that is not a part file's, or no file, is not: the exact rule reads it, or fails."""
-    path = landing_root / relative_part
-    if not PART_NAME.fullmatch(path.name) or ".." in Path(relative_part).parts:
+    """Whether a part file (relative to the landing root) is plain text (PartSummary). Asked
+    by the line reader just before it reads: a path that is not a part file's, a part file
+    under a folder that is not the landing's own, or one that is no longer a regular file
+    with one link raises LandedFileProblem (one line naming it), so the engine never opens
+    what readiness would refuse. No file at all is not plain: the exact reader fails on it."""
+    dataset, folder, name = ([*PurePosixPath(relative_part).parts, "", "", ""])[:3]
+    if (
+        PurePosixPath(relative_part).parts != (dataset, folder, name)
+        or dataset in ("/", ".", "..")
+        or not _DT_FOLDER.fullmatch(folder)
+        or not PART_NAME.fullmatch(name)
+    ):  # <dataset>/dt=<day>/<part name>, relative: the only shape the reader is handed
+        raise LandedFileProblem(f"{_shown(relative_part)} is not a part file of the landing")
+    path = landing_root / dataset / folder / name
+    problem = folder_problem(path.parent)
+    if problem and problem != "no landing folder":
+        raise LandedFileProblem(problem)
+    try:
+        return part_summary(path).is_plain_text
+    except FileNotFoundError:
         return False
-    if not path.is_file():
-        return False
-    return part_summary(path).is_plain_text
 
 
 def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:

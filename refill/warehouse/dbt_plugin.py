@@ -2,7 +2,8 @@
 
 Registered in `profiles.yml`. It is the bridge that keeps one home per rule:
 the readiness verdict (`refill.rules.readiness`), the landing location
-(`refill.settings`) and the git commit (`refill.code_version`) are Python, and
+(`refill.settings`), the git commit and a seed file's content key (`refill.code_version`)
+are Python, and
 dbt macros read them through these functions instead of re-implementing them.
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 from datetime import date
+from pathlib import Path
 
 import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from duckdb import DuckDBPyConnection
 
 from refill import settings
-from refill.code_version import git_commit
+from refill.code_version import content_sha256, git_commit
 from refill.rules import readiness
 
 
@@ -44,13 +46,24 @@ def refill_landed_days(dataset: str) -> str:
 
 def refill_plain_text_part_files(part_files: list[str]) -> list[bool]:
     """For each part file (relative to the landing root), whether it is plain text: the line
-    reader streams those and reads the others whole (refill_read_landed_lines)."""
+    reader streams those and reads the others whole (refill_read_landed_lines). Asked just
+    before the read, so a part file that stopped being a regular file of the landing since
+    its readiness check (swapped for a symbolic link, say) stops the build, naming it."""
     root = settings.landing_root()
-    return [readiness.is_plain_text_part(root, part) for part in part_files]
+    try:
+        return [readiness.is_plain_text_part(root, part) for part in part_files]
+    except readiness.LandedFileProblem as refused:
+        raise ValueError(f"refill readiness: {refused}; nothing written") from None
 
 
 def refill_git_commit() -> str:
     return git_commit()
+
+
+def refill_file_sha256(path: str) -> str:
+    """The content key of a seed file (refill.code_version.content_sha256), for the seeds'
+    load hook: the key of what was loaded, in the load's transaction."""
+    return content_sha256(Path(path))
 
 
 _FUNCTIONS = {
@@ -58,6 +71,7 @@ _FUNCTIONS = {
     "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
     "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
+    "refill_file_sha256": (refill_file_sha256, ["VARCHAR"], "VARCHAR"),
     "refill_plain_text_part_files": (
         refill_plain_text_part_files,
         ["VARCHAR[]"],

@@ -19,6 +19,7 @@ from datetime import date
 from pathlib import Path
 
 from refill import settings
+from refill.code_version import content_sha256
 from refill.errors import FailedStep, UsageError
 from refill.rules.catalog import Catalog
 from refill.warehouse.catalog import read_catalog
@@ -82,7 +83,7 @@ class DbtProject:
         self.project_dir = project_dir or settings.project_dir()
         self.quiet = quiet
         self._manifest = None
-        self._code_versions: dict[str, str] | None = None
+        self._code_versions: tuple[str, dict[str, str]] | None = None  # (key, versions)
         self._catalog: Catalog | None = None
 
     def _common_args(self) -> list[str]:
@@ -199,23 +200,32 @@ class DbtProject:
         """The current code version of every partitioned model, as dbt computes it
         (refill_code_version): one compile of an inline expression, not one per model.
 
-        The answer is kept in the target folder under a key of everything the macro reads
-        (the adapter, the graph's checksums and edges, the project's macros,
-        dbt_project.yml for code_epoch): a command on an unchanged project reads it
-        instead of compiling."""
-        if self._code_versions is None:
-            nodes = self.partitioned_models()
-            key = self._code_version_key(nodes)
-            cache = self.target_dir() / CODE_VERSIONS_FILE
-            self._code_versions = _read_cached(cache, key)
-            if self._code_versions is None:
-                self._code_versions = self._compile_code_versions(nodes)
-                _write_cached(cache, key, self._code_versions)
-        return self._code_versions
+        The answer is kept, in memory and in the target folder, under a key of everything
+        the macro reads (the adapter, the graph's checksums and edges, the seeds' content
+        keys, the project's macros, dbt_project.yml for code_epoch): a command on an
+        unchanged project reads it instead of compiling. The seeds are read again on every
+        call, so a process that parsed the project before a seed changed (a worker's)
+        sees the change."""
+        nodes = self.partitioned_models()
+        seed_contents = self.seed_contents()
+        key = self._code_version_key(nodes, seed_contents)
+        if self._code_versions is not None and self._code_versions[0] == key:
+            return self._code_versions[1]
+        cache = self.target_dir() / CODE_VERSIONS_FILE
+        versions = _read_cached(cache, key)
+        if versions is None:
+            versions = self._compile_code_versions(nodes, seed_contents)
+            _write_cached(cache, key, versions)
+        self._code_versions = (key, versions)
+        return versions
 
-    def _compile_code_versions(self, nodes: dict[str, object]) -> dict[str, str]:
+    def _compile_code_versions(
+        self, nodes: dict[str, object], seed_contents: dict[str, str]
+    ) -> dict[str, str]:
+        # the contents as a Jinja dict literal: unique ids from the manifest, hex digests
+        contents = json.dumps(seed_contents, sort_keys=True)
         expression = "|".join(
-            f"{name}={{{{ refill_code_version('{node.unique_id}') }}}}"
+            f"{name}={{{{ refill_code_version('{node.unique_id}', {contents}) }}}}"
             for name, node in sorted(nodes.items())
         )
         # --no-populate-cache: the versions come from the graph; the warehouse is not
@@ -230,7 +240,7 @@ class DbtProject:
         compiled = result.result.results[0].node.compiled_code.strip()
         return dict(pair.split("=", 1) for pair in compiled.split("|"))
 
-    def _code_version_key(self, nodes: dict[str, object]) -> str:
+    def _code_version_key(self, nodes: dict[str, object], seed_contents: dict[str, str]) -> str:
         graph = sorted(
             (unique_id, node.checksum.checksum, sorted(getattr(node.depends_on, "nodes", [])))
             for unique_id, node in self.manifest.nodes.items()
@@ -241,6 +251,7 @@ class DbtProject:
             # project folder serves both targets (DBT_TARGET)
             self.adapter_type,
             graph,
+            seed_contents,
             sorted(nodes),
             self._project_macros(),
             (self.project_dir / "dbt_project.yml").read_text(),
@@ -266,12 +277,24 @@ class DbtProject:
             if node.resource_type == "seed"
         }
 
+    def seed_contents(self) -> dict[str, str]:
+        """Every seed's content key, read from its file now: seed id -> sha256 of its bytes
+        (refill.code_version.content_sha256), whatever its size. dbt's checksum of a seed
+        over 1 MiB is its path, which no changed rate changes."""
+        return {
+            unique_id: content_sha256(Path(node.root_path) / node.original_file_path)
+            for unique_id, node in self.manifest.nodes.items()
+            if node.resource_type == "seed"
+        }
+
     def seed_load_key(self) -> str:
-        """What a `dbt seed` loads and creates: the seed files and their config, and the
-        on-run-start DDL with the macros it calls. Equal keys, equal warehouse effect."""
+        """What a `dbt seed` loads and creates: the seed files' contents and their config,
+        and the on-run-start DDL with the macros it calls. Equal keys, equal warehouse
+        effect."""
         nodes = self.manifest.nodes.values()
+        contents = self.seed_contents()
         seeds = sorted(
-            (n.unique_id, n.checksum.checksum, n.relation_name, n.config.to_dict())
+            (n.unique_id, contents[n.unique_id], n.relation_name, n.config.to_dict())
             for n in nodes
             if n.resource_type == "seed"
         )

@@ -8,17 +8,23 @@ Delivery sends only rows not yet marked sent, and runs without the warehouse loc
 (tasks.deliver_notifications reads the pending rows, releases the warehouse, delivers,
 then marks). Sinks: the run's log, always; a webhook when REFILL_WEBHOOK_URL is set,
 with the key in an `Idempotency-Key` header so a receiver can drop the rare repeat
-after a crash between sending and marking. A webhook call has a timeout and a bounded
-number of tries, per run and in all.
+after a crash between sending and marking. A webhook call has a total deadline (not
+only urllib's timeout, which bounds each read: a server sending a header line every few
+seconds held a delivery for minutes) and a bounded number of tries, per run and in all.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import http.client
 import json
 import logging
 import os
 import re
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -28,7 +34,7 @@ from datetime import date
 from refill.warehouse.ops import OUTBOX_LATEST, utc_now
 
 WEBHOOK_ENV = "REFILL_WEBHOOK_URL"
-WEBHOOK_TIMEOUT_SECONDS = 5
+WEBHOOK_TIMEOUT_SECONDS = 5  # one call, connect to the answer's last header, in all
 TRIES_PER_RUN = 3  # a run tries a notification this many times, WEBHOOK_BACKOFF apart
 WEBHOOK_BACKOFF_SECONDS = (0.5, 1.0)
 DELIVERY_BUDGET_SECONDS = 30  # a run spends at most this long delivering, all rows together
@@ -243,18 +249,97 @@ def _post_with_retries(url: str, key: str, payload: dict, tries: int, deadline: 
 
 
 def _post(url: str, key: str, payload: dict, timeout: float) -> str | None:
+    """POST the payload; None when the webhook answered 2xx within `timeout` seconds in all,
+    else why not."""
     request = urllib.request.Request(
         url,
         data=json.dumps(payload).encode(),
         headers={"Content-Type": "application/json", "Idempotency-Key": key},
         method="POST",
     )
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(
+        _DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline)
+    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             if 200 <= response.status < 300:
                 return None
             return f"HTTP {response.status}"
     except urllib.error.HTTPError as error:
         return f"HTTP {error.code}"
-    except (urllib.error.URLError, OSError) as error:
-        return str(error)
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+        if time.monotonic() >= deadline:
+            return f"no answer within {timeout:.1f}s (the deadline of one delivery)"
+        return str(error) or type(error).__name__
+
+
+class _Deadline:
+    """An HTTP connection whose socket is shut down at `deadline` (time.monotonic()) if the
+    answer's status line and headers have not all arrived by then: the blocked read ends
+    at once, whatever pace the server keeps, and the answer counts as none (http.client
+    takes the end of the stream for the end of the headers)."""
+
+    def __init__(self, *args, deadline: float, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+        self.expired = threading.Event()
+        self.watchdog: threading.Timer | None = None
+
+    def connect(self) -> None:
+        super().connect()
+        self.watchdog = threading.Timer(
+            max(self.deadline - time.monotonic(), 0.0), self._expire, (self.sock,)
+        )
+        self.watchdog.daemon = True
+        self.watchdog.start()
+
+    def _expire(self, connected: socket.socket) -> None:
+        self.expired.set()
+        with contextlib.suppress(OSError):
+            connected.shutdown(socket.SHUT_RDWR)
+
+    def getresponse(self):
+        try:
+            response = super().getresponse()
+        finally:
+            self._stop_watching()  # refill reads nothing of the answer past its headers
+        if self.expired.is_set():
+            response.close()
+            raise TimeoutError("the answer did not arrive before the deadline")
+        return response
+
+    def close(self) -> None:
+        self._stop_watching()
+        super().close()
+
+    def _stop_watching(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+
+
+class _DeadlineHTTPConnection(_Deadline, http.client.HTTPConnection):
+    pass
+
+
+class _DeadlineHTTPSConnection(_Deadline, http.client.HTTPSConnection):
+    pass
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: float):
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(_DeadlineHTTPConnection, deadline=self.deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: float):
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req):
+        connection = functools.partial(_DeadlineHTTPSConnection, deadline=self.deadline)
+        return self.do_open(connection, req, context=self._context)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.hostile import write_special_part
 from refill.cli import main
 from refill.rules.readiness import MANIFEST_NAME, day_folder
 from refill.sample_data import (
@@ -143,6 +144,20 @@ def hostile_manifest(fields: dict | bytes) -> Callable[[Path], None]:
 def hostile_part_name(landing: Path) -> None:
     name = f"part-0000{INJECTED_SQL}.jsonl"
     write_landed_day(landing, BAD_DAY, [valid_lines()], part_names=[name])
+
+
+def special_part(kind: str) -> Callable[[Path], None]:
+    """Two ordinary part files and a third that is not a regular file of the landing (a
+    link, a FIFO, a folder), the manifest's counts raised to what the third reads as."""
+
+    def prepare(landing: Path) -> None:
+        lines = valid_lines()
+        outside = landing.parent / "outside.jsonl"
+        outside.write_text(json.dumps(payment(50)) + "\n")
+        write_export(landing, BAD_DAY, [lines[:5], lines[5:]], {"files": 3, "records": 11})
+        write_special_part(day_folder(landing, DATASET, BAD_DAY) / "part-0002.jsonl", kind, outside)
+
+    return prepare
 
 
 def a_line_not_utf8(landing: Path) -> None:
@@ -388,6 +403,23 @@ CASES = [
         1,
         "published",
     ),
+    *[
+        Case(
+            f"part file: {kind}",
+            special_part(kind),
+            DAILY_BAD,
+            f"{NOT_READY} (part file part-0002.jsonl is {what}; a part file must be a regular "
+            "file inside the landing)",
+            1,
+            "published",
+        )
+        for kind, what in (
+            ("symlink to the environment", "a symbolic link"),
+            ("hard link outside", "hard-linked (2 links)"),
+            ("fifo", "a FIFO"),
+            ("folder", "a folder"),
+        )
+    ],
     # -- odd but valid: exported_at to the microsecond, ids that are not plain words -------
     Case(
         "manifest: exported_at with a fraction of a second",

@@ -8,6 +8,7 @@ that are not UTF-8), and the host's time zone never changes what a line means.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import duckdb
 import pytest
 
 from bench.floor import rule_sql
+from harness.hostile import SPECIAL_PART_FILES, write_special_part
 from refill.rules import readiness
 from refill.sample_data import (
     DATASET,
@@ -30,21 +32,10 @@ from refill.sample_data import (
 )
 from refill.settings import project_dir
 from refill.warehouse.dbt_runner import window_vars
-from tests.helpers import expected_day, query, snapshot
+from tests.helpers import expected_day, published_tables, query, snapshot
 
 PUBLISHED_DAY = date(2025, 4, 1)
 NEW_DAY = date(2025, 4, 2)
-
-
-def published_tables(warehouse: Path) -> dict[str, list[tuple]]:
-    """Every table of `main` and the ledger, row by row: what a reader can see."""
-    tables = query(
-        warehouse,
-        "select table_schema || '.' || table_name from information_schema.tables "
-        "where (table_schema = 'main' and table_type = 'BASE TABLE') "
-        "or (table_schema = 'ops' and table_name = 'partition_ledger') order by 1",
-    )
-    return {name: query(warehouse, f"select * from {name} order by all") for (name,) in tables}
 
 
 @pytest.fixture
@@ -447,3 +438,122 @@ def test_folders_that_name_no_day_are_not_landed_days(tmp_path):
     # WHEN the landed days are listed
     # THEN only the real day is one
     assert readiness.landed_days(tmp_path, DATASET) == [NEW_DAY]
+
+
+# -- what a landed file is: a regular file inside the landing (issue 21, finding 2) ----------
+
+OUTSIDE_LINE = b'{"transaction_id": "outside-the-landing", "secret": "s3cret"}\n'
+
+
+def _outside_file(landing: Path) -> Path:
+    outside = landing.parent / "outside" / "secret.jsonl"
+    outside.parent.mkdir(exist_ok=True)
+    outside.write_bytes(OUTSIDE_LINE)
+    return outside
+
+
+def land_with_special_part(landing: Path, kind: str) -> Path:
+    """NEW_DAY with two ordinary part files and a third, part-0002.jsonl, of `kind`; the
+    manifest's counts raised to match what the third reads as, so only its kind is wrong."""
+    write_landed_day(landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]] * 2)
+    folder = readiness.day_folder(landing, DATASET, NEW_DAY)
+    part = folder / "part-0002.jsonl"
+    write_special_part(part, kind, _outside_file(landing))
+    try:
+        extra = readiness.count_lines(part.read_bytes()) if part.is_file() else 0
+    except OSError:
+        extra = 0
+    manifest = json.loads((folder / readiness.MANIFEST_NAME).read_text())
+    manifest.update(files=3, records=manifest["records"] + extra)
+    (folder / readiness.MANIFEST_NAME).write_text(json.dumps(manifest))
+    return part
+
+
+@pytest.mark.parametrize("special", list(SPECIAL_PART_FILES))
+def test_a_part_file_that_is_not_a_regular_file_of_the_landing_makes_the_day_not_ready(
+    tmp_path, special
+):
+    # GIVEN a day whose third part file is not a regular file with one link
+    landing = tmp_path / "landing"
+    land_with_special_part(landing, special)
+    kind = SPECIAL_PART_FILES[special][1]
+
+    # WHEN readiness judges it
+    verdict = readiness.day_readiness(landing, DATASET, NEW_DAY)
+
+    # THEN it is not ready, naming the file and what it is, on one ASCII line
+    assert not verdict.is_ready
+    must = "a part file must be a regular file inside the landing"
+    assert verdict.reason == f"part file part-0002.jsonl is {kind}; {must}"
+    assert readiness.describe_unready([verdict]).startswith(f"{NEW_DAY} (part file part-0002")
+
+
+@pytest.mark.parametrize("linked", ["_SUCCESS", "dt= folder", "dataset folder"])
+def test_a_manifest_or_folder_that_is_a_symlink_makes_the_day_not_ready(tmp_path, linked):
+    # GIVEN a ready day whose manifest, day folder or dataset folder is then made a link to
+    # a copy of itself outside the landing
+    landing = tmp_path / "landing"
+    write_landed_day(landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]])
+    folder = readiness.day_folder(landing, DATASET, NEW_DAY)
+    target = {"_SUCCESS": folder / "_SUCCESS", "dt= folder": folder}.get(linked, folder.parent)
+    elsewhere = tmp_path / "elsewhere" / target.name
+    elsewhere.parent.mkdir()
+    target.rename(elsewhere)
+    target.symlink_to(elsewhere)
+
+    # WHEN readiness judges it
+    verdict = readiness.day_readiness(landing, DATASET, NEW_DAY)
+
+    # THEN it is not ready, naming what is a link
+    assert not verdict.is_ready
+    assert f"{target.name} is a symbolic link" in verdict.reason and "\n" not in verdict.reason
+
+
+def test_a_part_file_linked_to_the_process_environment_never_lands(published, dbt_project):
+    # GIVEN the attack of issue 21: part-0002.jsonl linked to /proc/self/environ (the webhook
+    # token is in it), the manifest's counts raised to match
+    land_with_special_part(published.landing, "symlink to the environment")
+    before = published_tables(published.warehouse)
+
+    # WHEN a plain dbt build asks for the day
+    outcome = dbt_project.build(window_vars(NEW_DAY, NEW_DAY))
+
+    # THEN dbt refuses the day, naming it and the file, and nothing was written
+    assert not outcome.success
+    assert "refill readiness:" in outcome.message
+    assert f"{NEW_DAY} (part file part-0002.jsonl is a symbolic link" in outcome.message
+    assert published_tables(published.warehouse) == before
+
+
+def test_a_part_file_swapped_for_a_symlink_after_its_check_is_never_read(
+    published, dbt_project, monkeypatch
+):
+    # GIVEN a ready day whose part file is swapped for a link outside the landing once the
+    # readiness gate has judged the window twice (at compile time and in its statement),
+    # before the line reader reads it: the check-then-read window
+    write_landed_day(published.landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]])
+    part = readiness.day_folder(published.landing, DATASET, NEW_DAY) / "part-0000.jsonl"
+    outside = _outside_file(published.landing)
+    outside.write_bytes(b"".join(f'{{"n": {n}}}\n'.encode() for n in range(3)))  # same count
+    judged = readiness.window_readiness
+    calls = []
+
+    def judged_then_swapped(*args, **kwargs):
+        verdicts = judged(*args, **kwargs)
+        calls.append(verdicts[0].is_ready)
+        if len(calls) == 2:
+            part.unlink()
+            part.symlink_to(outside)
+        return verdicts
+
+    monkeypatch.setattr(readiness, "window_readiness", judged_then_swapped)
+    before = published_tables(published.warehouse)
+
+    # WHEN the day is built
+    outcome = dbt_project.build(window_vars(NEW_DAY, NEW_DAY))
+
+    # THEN the line reader refuses the swapped file by name, and nothing was written
+    assert not outcome.success
+    assert calls == [True, True]
+    assert "refill readiness: part file part-0000.jsonl is a symbolic link" in outcome.message
+    assert published_tables(published.warehouse) == before

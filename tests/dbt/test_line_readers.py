@@ -12,12 +12,14 @@ from __future__ import annotations
 from datetime import date
 
 import duckdb
+import pytest
 
 from bench.floor import rule_sql
+from refill.cli import main
 from refill.rules import readiness
 from refill.sample_data import DATASET, not_utf8_line, payment_line, write_landed_day
 from refill.warehouse.dbt_runner import window_vars
-from tests.helpers import query
+from tests.helpers import expected_day, query
 
 DAY = date(2025, 4, 3)
 LONG_LINE = b"x" * (readiness.PLAIN_LINE_MAX_BYTES + 10)
@@ -88,3 +90,85 @@ def rule_lines(landing) -> list[tuple]:
             "select file_name, landed_date, line_number, line_text, is_valid_utf8 "
             "from lines order by file_name, line_number"
         ).fetchall()
+
+
+# -- a window of one odd kind (issue 21, finding 1) ------------------------------------------
+
+ODD_WINDOW = (date(2025, 4, 7), date(2025, 4, 8))
+
+
+def crlf_parts(day: date) -> list[bytes]:
+    """Two part files whose every line ends with CRLF (a Windows export)."""
+    lines = [payment_line(day, n).encode() for n in range(4)]
+    return [
+        b"".join(line + b"\r\n" for line in lines[:2]),
+        b"".join(line + b"\r\n" for line in lines[2:]),
+    ]
+
+
+def not_utf8_parts(day: date) -> list[bytes]:
+    """Two part files, each holding a line that is not UTF-8 among valid ones."""
+    return [
+        payment_line(day, 1).encode() + b"\n" + not_utf8_line(day, 2) + b"\n",
+        not_utf8_line(day, 3) + b"\n" + payment_line(day, 4).encode() + b"\n",
+    ]
+
+
+ODD_KINDS = {"every part file CRLF": crlf_parts, "every part file not UTF-8": not_utf8_parts}
+
+
+def land_odd_window(landing, parts_of) -> None:
+    for day in ODD_WINDOW:
+        parts = parts_of(day)
+        records = sum(readiness.count_lines(part) for part in parts)
+        write_landed_day(landing, day, [[] for _ in parts], manifest={"records": records})
+        folder = readiness.day_folder(landing, DATASET, day)
+        for index, content in enumerate(parts):
+            (folder / f"part-{index:04d}.jsonl").write_bytes(content)
+        assert readiness.day_readiness(landing, DATASET, day).is_ready
+
+
+def assert_published_as_the_oracle_says(workspace) -> None:
+    for day in ODD_WINDOW:
+        truth = expected_day(workspace.landing, day)
+        assert query(
+            workspace.warehouse,
+            "select count(*), coalesce(sum(amount), 0) from main.fct_payments where event_date = ?",
+            [day],
+        ) == [(truth.published, truth.amount)]
+        assert query(
+            workspace.warehouse,
+            "select count(*) from main.payments_quarantine where landed_date = ?",
+            [day],
+        ) == [(truth.quarantined,)]
+
+
+@pytest.mark.parametrize("parts_of", ODD_KINDS.values(), ids=list(ODD_KINDS))
+def test_a_window_whose_every_part_file_is_not_plain_text_builds(workspace, dbt_project, parts_of):
+    # GIVEN a window whose every part file is of one kind the plain reader does not take
+    land_odd_window(workspace.landing, parts_of)
+
+    # WHEN `dbt build --vars` builds the window
+    outcome = dbt_project.build(window_vars(*ODD_WINDOW))
+
+    # THEN it publishes every day as the oracle says
+    assert outcome.success, outcome.message
+    assert_published_as_the_oracle_says(workspace)
+
+
+@pytest.mark.usefixtures("prefect_harness")
+@pytest.mark.parametrize("parts_of", ODD_KINDS.values(), ids=list(ODD_KINDS))
+def test_refill_daily_and_backfill_build_a_window_of_one_odd_kind(workspace, parts_of):
+    # GIVEN a window whose every part file is of one kind the plain reader does not take
+    land_odd_window(workspace.landing, parts_of)
+    run = ["--retries", "1", "--retry-delay", "0", "--lock-wait", "30"]
+
+    # WHEN refill daily builds its first day and refill backfill the whole window
+    daily = main(["daily", "--date", str(ODD_WINDOW[0]), "--wait", "0", *run])
+    backfill = main(
+        ["backfill", "--start", str(ODD_WINDOW[0]), "--end", str(ODD_WINDOW[1]), "--yes", *run]
+    )
+
+    # THEN both succeed and every day is published as the oracle says
+    assert (daily, backfill) == (0, 0)
+    assert_published_as_the_oracle_says(workspace)

@@ -335,8 +335,6 @@ def test_the_dbt_unit_tests_pass(dbt_project, workspace):
 def test_seeds_load_on_a_fresh_warehouse_then_only_when_their_content_changed(
     dbt_project, workspace, monkeypatch
 ):
-    from dbt.contracts.files import FileHash
-
     from flows.tasks import RunContext, prepare_warehouse
     from refill.warehouse import locking
 
@@ -355,16 +353,17 @@ def test_seeds_load_on_a_fresh_warehouse_then_only_when_their_content_changed(
     prepare_warehouse(dbt_project, context)
     assert invoked == ["seed"]
 
-    # WHEN a seed file changes (its checksum in the parsed project): it is reloaded, once
-    seed = dbt_project.manifest.nodes["seed.refill.fx_rates_daily"]
-    original = seed.checksum
-    monkeypatch.setattr(seed, "checksum", FileHash.from_contents("a corrected rate"))
-    prepare_warehouse(dbt_project, context)
-    prepare_warehouse(dbt_project, context)
+    # WHEN a seed file's content changes (its sha256, whatever dbt's checksum says): it is
+    # reloaded, once
+    contents = dbt_project.seed_contents()
+    with monkeypatch.context() as patch:
+        changed = {**contents, "seed.refill.fx_rates_daily": "a corrected rate"}
+        patch.setattr(dbt_project, "seed_contents", lambda: changed)
+        prepare_warehouse(dbt_project, context)
+        prepare_warehouse(dbt_project, context)
     assert invoked == ["seed", "seed"]
 
     # WHEN the seeds were loaded outside the flows (a plain `dbt seed`, no key): reloaded
-    seed.checksum = original
     prepare_warehouse(dbt_project, context)
     assert dbt_project.invoke(["seed"]).success
     prepare_warehouse(dbt_project, context)
@@ -382,7 +381,7 @@ def test_code_versions_are_compiled_once_per_project_content(dbt_project, monkey
     monkeypatch.setattr(
         dbt_project,
         "_compile_code_versions",
-        lambda nodes: compiles.append(1) or compile_versions(nodes),
+        lambda nodes, seeds: compiles.append(1) or compile_versions(nodes, seeds),
     )
 
     # GIVEN the versions computed once by dbt (the macro is their one home)

@@ -86,6 +86,7 @@ def test_the_ci_budget_walks_the_adversarial_paths():
     assert any(event.time_zone for event in events)
     assert any(event.kind == "plain_dbt" for event in events)
     assert any(event.kind == "retention" for event in events)
+    assert any(event.kind == "seed_change" for event in events)
     assert {e.kill_signal for e in events if e.kill_moment} == {"SIGKILL", "SIGINT", "SIGTERM"}
     assert any(event.fault and ":fct_daily_revenue_v2" in event.fault for event in events)
     assert any("--chunk-lines" in scenario.fresh for scenario in scenarios)
@@ -101,7 +102,11 @@ def test_a_hostile_day_is_written_whole_and_the_oracle_accounts_for_every_line(k
 
     # THEN its manifest agrees with its files (unless the manifest is the hostile part),
     # and the oracle counts every landed line as published, duplicate or quarantined;
-    # a hostile manifest or file name may instead be refused, with a reason
+    # a hostile manifest or file name may instead be refused, with a reason; a part file
+    # that is not a regular file of the landing is refused, naming it
+    if kind == "special_file":
+        assert not verdict.is_ready and verdict.reason.startswith("part file part-9999.jsonl is")
+        return
     truth = expected_day(tmp_path, day)
     if kind in ("manifest_field", "file_name") and not verdict.is_ready:
         assert verdict.reason
@@ -114,6 +119,23 @@ def test_a_hostile_day_is_written_whole_and_the_oracle_accounts_for_every_line(k
         clean = tmp_path / "clean"
         write_day(clean, day, DaySpec(payments=20), seed=3)
         assert truth.published > expected_day(clean, day).published
+
+
+@pytest.mark.parametrize("choice", range(len(hostile.SPECIAL_FILES)))
+def test_a_day_with_a_special_part_file_is_not_ready_naming_it(choice, tmp_path):
+    # GIVEN a day re-exported with a part file that is a link, a FIFO or a folder, the
+    # manifest's counts raised to what it reads as
+    day = date(2025, 5, 2)
+    special = hostile.Hostile("special_file", choice)
+    hostile.write_hostile_day(tmp_path / "landing", day, DaySpec(payments=20), special, seed=3)
+
+    # WHEN readiness judges it
+    verdict = readiness.day_readiness(tmp_path / "landing", DATASET, day)
+
+    # THEN it is not ready, naming the file and what it is
+    assert not verdict.is_ready
+    assert verdict.reason.startswith("part file part-9999.jsonl is "), verdict.reason
+    assert "must be a regular file inside the landing" in verdict.reason
 
 
 def test_one_chunk_one_commit_is_judged_on_the_ledger_s_run_ids_per_day():

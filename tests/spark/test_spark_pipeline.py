@@ -98,6 +98,11 @@ def test_a_window_on_spark_publishes_what_duckdb_publishes_rebuilds_and_reexport
     outcome = build(spark, spark_dbt, 1, 1, 2, data_tests=True)
     assert outcome.success, outcome.message
     on_spark = published_state(spark)
+    # AND its ledger names the code version refill calls current: the seeds' content keys
+    # the build read (ops.seed_loads, Spark's sha2 of each file) are the files' own
+    current = spark_dbt.code_versions()
+    ledger = rows(spark, "select distinct model_name, code_version from ops.partition_ledger")
+    assert ledger and all(code == current[model] for model, code in ledger), (ledger, current)
 
     monkeypatch.delenv("DBT_TARGET")
     duckdb_file = tmp_path / "duckdb" / "refill.duckdb"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from refill.settings import PACKAGE_PROJECT_DIR as PROJECT_DIR
 from refill.warehouse.dbt_runner import DbtProject
+from tests.helpers import FX_SEED, grow_seed_past, set_fx_rate
 
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds"]
 MARTS = ["fct_payments", "payments_quarantine", "fct_daily_revenue_v1", "fct_daily_revenue_v2"]
@@ -87,3 +90,25 @@ def test_editing_the_line_split_rule_marks_every_mart_stale(project_copy):
     # THEN every mart built from the landed lines has a new version
     for mart in MARTS:
         assert after[mart] != before[mart], mart
+
+
+def test_a_changed_rate_in_a_seed_over_1_mib_changes_the_versions_and_the_load_key(project_copy):
+    # GIVEN the fx seed grown past dbt's 1 MiB threshold (dbt then keys it by its path), and
+    # the code versions and seed load key a command computes for it
+    seed = project_copy / FX_SEED
+    grow_seed_past(seed)
+    project = DbtProject(project_dir=project_copy)
+    versions, load_key = project.code_versions(), project.seed_load_key()
+
+    # WHEN one rate of one day changes
+    set_fx_rate(seed, date(2025, 3, 3), "EUR", Decimal("1.5"))
+
+    # THEN the next command sees a new load key and new versions of every mart below the seed
+    again = DbtProject(project_dir=project_copy)
+    assert again.seed_load_key() != load_key
+    changed = again.code_versions()
+    for mart in MARTS:
+        assert changed[mart] != versions[mart], mart
+    # AND so does the process that had parsed the project before the change (a worker's)
+    assert project.seed_load_key() == again.seed_load_key()
+    assert project.code_versions() == changed

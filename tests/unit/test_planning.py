@@ -202,7 +202,7 @@ def test_a_part_file_is_summarized_a_block_at_a_time_as_if_read_whole(tmp_path, 
         part = tmp_path / "part-0.jsonl"
         part.write_bytes(content)
         # WHEN it is summarized block by block
-        summary = readiness._summarize(part)
+        summary = readiness.part_summary(part)
         # THEN its lines and hash are those of the whole file's bytes
         assert summary.lines == readiness.count_lines(content)
         assert summary.sha256 == hashlib.sha256(content).digest()

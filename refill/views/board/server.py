@@ -171,9 +171,28 @@ def _stat(path: Path) -> tuple[int, int] | None:
     return (found.st_mtime_ns, found.st_size)
 
 
+def _addressed_here(hosts: list[str], served) -> bool:
+    """Whether a request's Host names the address the board serves. A page on another site
+    can point its own name at 127.0.0.1 (DNS rebinding) and read the answers as its own;
+    its requests still carry its name, so only this machine's names for the served port
+    (or none, on port 80) are answered. One Host header, exactly."""
+    port = served.server_address[1]
+    names = {f"{HOST}:{port}", f"localhost:{port}"} | ({HOST, "localhost"} if port == 80 else set())
+    return len(hosts) == 1 and hosts[0].strip().lower() in names
+
+
+def _url(served) -> str:
+    host, port = served.server_address[:2]
+    return f"http://{host}:{port}/"
+
+
 def _handler(service: BoardService):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
+            if not _addressed_here(self.headers.get_all("Host") or [], self.server):
+                body = f"misdirected request: the board answers only at {_url(self.server)}\n"
+                self._send(421, "text/plain; charset=utf-8", body.encode())
+                return
             path = self.path.split("?", 1)[0]
             if path in ("/", "/index.html"):
                 self._send(200, "text/html; charset=utf-8", service.page.encode())
@@ -209,8 +228,7 @@ class RunningBoard:
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return _url(self.server)
 
     def stop(self) -> None:
         self.stop_event.set()

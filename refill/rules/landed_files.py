@@ -1,0 +1,131 @@
+"""What a landed file must be before refill reads it: a regular file inside the landing.
+
+The readiness rule (refill/rules/readiness.py) reads two kinds of file, a day's `_SUCCESS`
+manifest and its part files, and the line reader reads the part files again. A symbolic
+link there reads whatever it points at (`/proc/self/environ`, with the webhook token in it,
+once landed in `payments_quarantine.line_text`: issue 21, finding 2); a FIFO, a socket or a
+device blocks or reads what is not a file; a second hard link is the same bytes under another
+name, perhaps outside the landing. So each file is judged by `lstat` (never following a
+link), opened with O_NOFOLLOW, and checked, on the open descriptor, to be the file judged.
+The day's folder and its dataset's must be folders, not links.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+MANIFEST_NAME = "_SUCCESS"
+
+
+class LandedFileProblem(ValueError):
+    """A landed file is not one refill may read; the message names it, on one line."""
+
+
+def landed_file_problem(name: str, mode: int, links: int) -> str | None:
+    """Why a landed file (`name`: `_SUCCESS` or a part file's) with this `lstat` mode and link
+    count may not be read, or None. The one rule: a regular file with one link. A symbolic
+    link reads whatever it points at (`/proc/self/environ`, another landing); a FIFO, a socket
+    or a device blocks or reads what is not a file; a second hard link means the same bytes
+    have another name, perhaps outside the landing (st_nlink is the portable signal)."""
+    what = "the manifest" if name == MANIFEST_NAME else "a part file"
+    label = MANIFEST_NAME if name == MANIFEST_NAME else f"part file {name}"
+    if stat.S_ISREG(mode) and links == 1:
+        return None
+    kind = (
+        "a symbolic link"
+        if stat.S_ISLNK(mode)
+        else "a folder"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else f"hard-linked ({links} links)"
+        if stat.S_ISREG(mode)
+        else "not a regular file"
+    )
+    return f"{label} is {kind}; {what} must be a regular file inside the landing"
+
+
+def lstat_problem(path: Path) -> str | None:
+    """landed_file_problem of the file at `path` as lstat sees it (or why it cannot be)."""
+    try:
+        facts = path.lstat()
+    except OSError as error:
+        return unreadable(path, error)
+    return landed_file_problem(path.name, facts.st_mode, facts.st_nlink)
+
+
+def _label(path: Path) -> str:
+    return MANIFEST_NAME if path.name == MANIFEST_NAME else f"part file {path.name}"
+
+
+def unreadable(path: Path, error: OSError) -> str:
+    """The one-line reason for a landed file the system would not let refill read."""
+    return f"{_label(path)} cannot be read: {error.strerror or type(error).__name__}"
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why a day's folder (or its dataset's, the folder above it) is not a folder of the
+    landing, if it is not: a symbolic link there makes every file under it one from
+    elsewhere. Their names are the dataset's and `dt=<day>`, the project's own text."""
+    for path in (folder.parent, folder):
+        try:
+            facts = path.lstat()
+        except FileNotFoundError:
+            return "no landing folder"
+        except OSError as error:
+            return f"{path.name} cannot be read: {error.strerror or type(error).__name__}"
+        if stat.S_ISLNK(facts.st_mode):
+            return f"{path.name} is a symbolic link; a landing folder must be a folder"
+        if not stat.S_ISDIR(facts.st_mode):
+            return "no landing folder"
+    return None
+
+
+@contextlib.contextmanager
+def open_landed_file(path: Path, judged: tuple):
+    """The landed file judged by lstat (`judged`: its _identity), opened for reading without
+    following a symbolic link and checked to be that very file, still regular with one
+    link: a file swapped after its check is refused, never read. O_NONBLOCK: a FIFO
+    swapped in is refused, not waited on."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise LandedFileProblem(lstat_problem(path) or unreadable(path, error)) from None
+    with os.fdopen(descriptor, "rb") as stream:
+        facts = os.fstat(descriptor)
+        problem = landed_file_problem(path.name, facts.st_mode, facts.st_nlink)
+        if problem is None and _identity(facts) != judged:
+            problem = f"{_label(path)} changed while it was checked"
+        if problem:
+            raise LandedFileProblem(problem)
+        yield stream
+
+
+def _identity(facts: os.stat_result) -> tuple:
+    """What tells one version of a file from another: its inode, size and times."""
+    return (facts.st_ino, facts.st_size, facts.st_mtime_ns, facts.st_ctime_ns)
+
+
+def judged_identity(path: Path) -> tuple:
+    """The file's identity once lstat says it may be read (else LandedFileProblem)."""
+    facts = path.lstat()
+    problem = landed_file_problem(path.name, facts.st_mode, facts.st_nlink)
+    if problem:
+        raise LandedFileProblem(problem)
+    return _identity(facts)
+
+
+def read_landed_file(path: Path) -> bytes:
+    """The whole file (the manifest), judged first and opened as open_landed_file does."""
+    with open_landed_file(path, judged_identity(path)) as stream:
+        return stream.read()
