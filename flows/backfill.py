@@ -370,7 +370,9 @@ def backfill(
         "chunk_lines": chunk_lines,
         "restate": restate,
         "on_missing": on_missing,
-        "select": select,
+        # what the run rebuilds (the selection and every model below it), and as typed
+        "select": selection.models if select else None,
+        "select_given": select,
         # what was asked, and what runs: on DuckDB one chunk at a time (see the note)
         "max_concurrency": max_concurrency,
         "effective_concurrency": concurrency,
