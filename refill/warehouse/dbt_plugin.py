@@ -2,8 +2,9 @@
 
 Registered in `profiles.yml`. It is the bridge that keeps one home per rule:
 the readiness verdict (`refill.rules.readiness`), the landing location
-(`refill.settings`) and the git commit (`refill.code_version`) are Python, and
-dbt macros read them through these functions instead of re-implementing them.
+(`refill.settings`), the git commit (`refill.code_version`) and whether a preview's chunk
+may be published now (`refill.rules.preview.what_changed`) are Python, and dbt macros read
+them through these functions instead of re-implementing them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from duckdb import DuckDBPyConnection
 from refill import settings
 from refill.code_version import git_commit
 from refill.rules import readiness
+from refill.warehouse import preview_store
 
 
 def refill_landing_root() -> str:
@@ -53,11 +55,19 @@ def refill_git_commit() -> str:
     return git_commit()
 
 
+def refill_preview_refusal(facts: str, start: date, end: date) -> str:
+    """'' when chunk start..end of a preview may be published now, else the one line why
+    (refill_publish_preview asks it before it writes; `facts`: what it read of the preview,
+    the ledger and the project, as JSON)."""
+    return preview_store.refusal_now(facts, start, end)
+
+
 _FUNCTIONS = {
     "refill_landing_root": (refill_landing_root, [], "VARCHAR"),
     "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
     "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
+    "refill_preview_refusal": (refill_preview_refusal, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_plain_text_part_files": (
         refill_plain_text_part_files,
         ["VARCHAR[]"],

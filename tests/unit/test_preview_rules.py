@@ -30,6 +30,7 @@ def record(**changes) -> rules.PreviewRecord:
             rules.state_key("fct_payments", DAY + timedelta(days=1)): "fp-2",
         },
         "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+        "datasets": ["payments"],
     }
     return rules.PreviewRecord(**{**fields, **changes})
 
