@@ -554,3 +554,29 @@ def test_a_live_preview_keeps_its_tables_while_other_commands_run(workspace):
         '__ledger"',
     )
     assert days == [(DAYS,)]
+
+
+def test_a_plain_build_cannot_add_to_a_recorded_preview(workspace):
+    # GIVEN a preview, recorded
+    published_and_reexported(workspace)
+    outcome = preview()
+    kept = query(
+        workspace.warehouse,
+        f'select count(*) from preview."{outcome.preview_id}__main__fct_payments"',
+    )
+
+    # WHEN a plain dbt build names it
+    variables = {"start_date": str(d(5)), "end_date": str(d(5))}
+    built = shared_project().build(
+        {**variables, "refill_preview_id": outcome.preview_id}, include_seeds=False
+    )
+
+    # THEN it is refused, and the preview keeps what it kept
+    assert not built.success and "is recorded" in built.message
+    assert (
+        query(
+            workspace.warehouse,
+            f'select count(*) from preview."{outcome.preview_id}__main__fct_payments"',
+        )
+        == kept
+    )
