@@ -388,9 +388,11 @@ def test_a_signal_after_the_server_launched_and_before_the_run_stops_the_server(
     assert _server_processes_of(child.pid) == []
 
 
-def _start_refill(tmp_path: Path, *arguments: str) -> subprocess.Popen:
+def _start_refill(tmp_path: Path, *arguments: str, land: bool = False) -> subprocess.Popen:
     """`refill backfill` of the five days in one-day chunks, oldest first, with `arguments`,
-    on the landing and warehouse under tmp_path (written by _start_backfill's caller)."""
+    on the landing and warehouse under tmp_path (`land`: the five days landed first)."""
+    for day in DAYS if land else ():
+        write_day(tmp_path / "landing", day, DaySpec(payments=400))
     environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     environment.update(
         REFILL_LANDING=str(tmp_path / "landing"),
@@ -430,9 +432,7 @@ def _previews(warehouse: Path) -> tuple[list[tuple], list[tuple]]:
 @pytest.mark.slow
 def test_ctrl_c_stops_a_preview_between_chunks(tmp_path):
     # GIVEN a preview of five one-day chunks (the days landed, none published)
-    for day in DAYS:
-        write_day(tmp_path / "landing", day, DaySpec(payments=400))
-    child = _start_refill(tmp_path, "--preview")
+    child = _start_refill(tmp_path, "--preview", land=True)
     warehouse = tmp_path / "warehouse" / "refill.duckdb"
     # WHEN Ctrl-C comes while its second chunk builds
     before = _read_until(child, f"chunk {DAYS[1]}")
@@ -454,9 +454,7 @@ def test_ctrl_c_stops_a_preview_between_chunks(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_stops_a_publish_from_a_preview_between_chunks_and_it_resumes(tmp_path):
     # GIVEN a preview of five one-day chunks
-    for day in DAYS:
-        write_day(tmp_path / "landing", day, DaySpec(payments=400))
-    made = _start_refill(tmp_path, "--preview")
+    made = _start_refill(tmp_path, "--preview", land=True)
     made_output, _ = made.communicate(timeout=400)
     assert made.returncode == 0, made_output
     warehouse = tmp_path / "warehouse" / "refill.duckdb"

@@ -25,6 +25,7 @@ from refill.sample_data import DaySpec, write_day, write_days
 from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import (
     armed_dbt_project,
+    consumer_results,
     hold_lock_in_another_process,
     query,
     snapshot,
@@ -41,26 +42,6 @@ def d(n: int) -> date:
     return D1 + timedelta(days=n - 1)
 
 
-# Everything a consumer can read: the published relations (tables and the versioned
-# model's consumer view), the ledger and data-as-of, every column (lineage included).
-CONSUMER_RELATIONS = (
-    "main.fct_payments",
-    "main.payments_quarantine",
-    "main.fct_daily_revenue_v1",
-    "main.fct_daily_revenue_v2",
-    "main.fct_daily_revenue",
-    "ops.partition_ledger",
-    "ops.data_as_of",
-)
-
-
-def consumer_results(warehouse) -> dict[str, list[tuple]]:
-    return {
-        relation: query(warehouse, f"select * from {relation} order by all")
-        for relation in CONSUMER_RELATIONS
-    }
-
-
 def published_and_reexported(workspace) -> None:
     """Six days published, then day 5 re-exported with other payments (its numbers change)."""
     write_days(workspace.landing, D1, DAYS)
@@ -74,8 +55,10 @@ def preview(**parameters):
     ).preview
 
 
-def publish(preview_id: str):
-    return run_backfill(start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id)
+def publish(preview_id: str, **parameters):
+    return run_backfill(
+        start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id, **parameters
+    )
 
 
 def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(workspace, tmp_path):
@@ -359,31 +342,22 @@ def publish_operation(preview_id: str, start: date, end: date):
     )
 
 
-def test_plain_dbt_publish_preview_refuses_a_window_that_is_not_one_of_its_chunks(workspace):
-    # GIVEN a preview of days 4-6 (one chunk)
+@pytest.mark.parametrize("change", ["a window wider than its chunk", "a day re-exported"])
+def test_plain_dbt_publish_preview_refuses_what_refill_refuses(workspace, change):
+    # GIVEN a preview of days 4-6 (one chunk), and perhaps day 6 re-exported since
     published_and_reexported(workspace)
     outcome = run_backfill(start=d(4), end=d(DAYS), restate=True, preview=True).preview
+    window = (d(1), d(DAYS))
+    if change == "a day re-exported":
+        write_day(workspace.landing, d(6), DaySpec(payments=150), seed=31)
+        window = (d(4), d(DAYS))
     before = consumer_results(workspace.warehouse)
 
-    # WHEN a plain dbt run-operation publishes it over days 1-6
-    result = publish_operation(outcome.preview_id, d(1), d(DAYS))
+    # WHEN a plain dbt run-operation publishes it (over days 1-6, or exactly its chunk)
+    result = publish_operation(outcome.preview_id, *window)
 
-    # THEN it is refused, and days 1-3 are still in every model, the ledger and data-as-of
-    assert not result.success
-    assert consumer_results(workspace.warehouse) == before
-
-
-def test_plain_dbt_publish_preview_refuses_a_chunk_whose_day_was_reexported(workspace):
-    # GIVEN a preview of days 4-6, then day 6 re-exported
-    published_and_reexported(workspace)
-    outcome = run_backfill(start=d(4), end=d(DAYS), restate=True, preview=True).preview
-    write_day(workspace.landing, d(6), DaySpec(payments=150), seed=31)
-    before = consumer_results(workspace.warehouse)
-
-    # WHEN a plain dbt run-operation publishes exactly its chunk
-    result = publish_operation(outcome.preview_id, d(4), d(DAYS))
-
-    # THEN the macro refuses it as refill does, and nothing changed
+    # THEN the macro refuses it as refill does: days 1-3 still in every model, the ledger
+    # and data-as-of; nothing changed
     assert not result.success
     assert consumer_results(workspace.warehouse) == before
 
@@ -396,28 +370,14 @@ def test_from_preview_with_a_select_that_is_not_the_previews_is_refused(workspac
 
     # WHEN it is published with --select payments_quarantine (that model alone)
     with pytest.raises(RefillError, match="--select") as refused:
-        run_backfill(
-            start=d(1),
-            end=d(DAYS),
-            chunk_days=3,
-            restate=True,
-            confirm=outcome.preview_id,
-            select="payments_quarantine",
-        )
+        publish(outcome.preview_id, select="payments_quarantine")
 
     # THEN one line refuses it and nothing changed
     assert "\n" not in str(refused.value)
     assert consumer_results(workspace.warehouse) == before
     # AND a --select whose models are the preview's (fct_payments and every model below it)
     # publishes it, and the run log says which models it published
-    run_backfill(
-        start=d(1),
-        end=d(DAYS),
-        chunk_days=3,
-        restate=True,
-        confirm=outcome.preview_id,
-        select="fct_payments",
-    )
+    publish(outcome.preview_id, select="fct_payments")
     ((models, given),) = query(
         workspace.warehouse,
         "select parameters->'select', parameters->>'select_given' from ops.run_log "

@@ -32,7 +32,7 @@ from refill.errors import RefillError
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_day
 from refill.warehouse.dbt_runner import shared_project
-from tests.helpers import query
+from tests.helpers import consumer_results, query
 from tests.runs import run_backfill, run_daily
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -52,15 +52,6 @@ EXPORTS = {  # the three exports a day can have: as published, re-exported, re-e
     "reexported": (DaySpec(payments=38, parts=2, amount_factor=1.4), 9),
     "again": (DaySpec(payments=25, parts=1, keep_fraction=0.8), 17),
 }
-CONSUMER_RELATIONS = (
-    "main.fct_payments",
-    "main.payments_quarantine",
-    "main.fct_daily_revenue_v1",
-    "main.fct_daily_revenue_v2",
-    "main.fct_daily_revenue",
-    "ops.partition_ledger",
-    "ops.data_as_of",
-)
 
 
 def use(monkeypatch, landing, warehouse) -> None:
@@ -244,10 +235,6 @@ def published_rows(warehouse) -> dict[str, list[tuple]]:
         name: query(warehouse, f"select * exclude (_run_id) from main.{name} order by all")
         for name in shared_project().partitioned_models()
     }
-
-
-def consumer_results(warehouse) -> dict[str, list[tuple]]:
-    return {r: query(warehouse, f"select * from {r} order by all") for r in CONSUMER_RELATIONS}
 
 
 EVENTS = st.lists(
