@@ -105,13 +105,6 @@ class PreviewRecord:
         done = set(self.published_chunks)
         return [chunk for chunk in self.chunks if chunk not in done]
 
-    @property
-    def days(self) -> list[date]:
-        """Every day the preview built (its chunks' days, contiguous or not)."""
-        return sorted(
-            {day for start, end in self.chunks for day in planning.Chunk(start, end).days}
-        )
-
 
 def what_changed(
     record: PreviewRecord,
