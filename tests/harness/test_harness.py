@@ -16,7 +16,7 @@ import pytest
 from harness import hostile
 from harness.invariants import LedgerEntry, torn_chunks
 from harness.run import DEFAULT_SCENARIOS, DEFAULT_SEED, run_harness
-from harness.scenarios import plan_scenario
+from harness.scenarios import CLASSES, plan_scenario
 from harness.variants import VARIANTS
 from refill.cli import main
 from refill.rules import readiness
@@ -175,6 +175,42 @@ def test_the_real_code_passes_the_ci_budget(tmp_path):
     assert stats.kills >= 3
     assert stats.outcomes["fault"] + stats.outcomes["fault between chunks"] >= 5
     assert stats.reader_polls > 0
+
+
+# The preview classes' own budget (python -m harness.run --classes preview): previews
+# interleaved with re-exports and daily runs, signals and kills during them.
+PREVIEW_SCENARIOS = 6
+
+
+def test_the_preview_budget_walks_interleavings_signals_and_kills():
+    events = [
+        event
+        for seed in range(DEFAULT_SEED, DEFAULT_SEED + PREVIEW_SCENARIOS)
+        for event in plan_scenario(seed, CLASSES["preview"]).events
+    ]
+    kinds = {event.kind for event in events}
+    assert {"preview", "from_preview", "preview_signal", "preview_kill"} <= kinds
+    assert any(event.landing_while_waiting for event in events)
+    assert {e.kill_signal for e in events if e.kill_moment} == {"SIGKILL", "SIGINT", "SIGTERM"}
+
+
+@prefect
+def test_the_real_code_passes_the_preview_budget(tmp_path):
+    lines: list[str] = []
+
+    stats = run_harness(
+        PREVIEW_SCENARIOS,
+        DEFAULT_SEED,
+        workdir=tmp_path,
+        say=lines.append,
+        jobs=CI_JOBS,
+        classes="preview",
+    )
+    print("\n".join(lines))
+
+    assert [f.lines() for f in stats.violations] == []
+    assert [f.lines() for f in stats.liveness] == []
+    assert stats.kills >= 3
 
 
 @prefect
