@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test lint unit fuzz bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test check unit lint fuzz bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -24,10 +24,18 @@ $(VENV)/.installed-spark: $(VENV)/.installed pyproject.toml constraints.txt cons
 demo: setup
 	$(BIN)/refill demo
 
-## Lint, then every test (dbt unit and data tests run inside the pytest suite; the Spark
-## tests, tests/spark/, on a local Spark).
+## Lint, then every test of every tier (pyproject.toml's markers: pure, dbt, flows,
+## harness, spark, slow; dbt unit and data tests run inside them; the Spark tests on a
+## local Spark). `pytest -m <tier>` runs one tier.
 test: setup setup-spark lint
 	$(BIN)/pytest
+
+## The inner loop: lint, then the pure tests.
+check: lint unit
+
+## The pure tier (tests/unit): no Prefect, no dbt, no child process; seconds.
+unit: setup
+	$(BIN)/pytest -m pure tests/unit -q
 
 ## The properties' long search (tests/properties/): a random search, 500 examples each;
 ## the suite runs the same properties derandomized and bounded ("ci" profile).

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from refill.warehouse.dbt_runner import DbtProject
 
 # Properties (tests/properties/) run under one of two profiles. "ci" is the suite's: the
 # same examples on every run (derandomized), bounded, no deadline (a dbt build per example
@@ -29,12 +35,74 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-# Prefect binds its console log handler to the stderr of the moment it is first imported.
-# Imported here, with the session, not inside a test whose captured stderr is closed after
-# it (refill.cli no longer imports Prefect; a file run alone first imported it in a test).
-import prefect.main  # noqa: E402, F401
 
-from refill.warehouse.dbt_runner import DbtProject  # noqa: E402
+TESTS = Path(__file__).resolve().parent
+
+# -- Tiers ---------------------------------------------------------------------------------
+# Every test is in exactly one tier (pyproject.toml's markers say what each holds), decided
+# here and in this order: a `slow` marker on the test; else its folder, where the folder is
+# a tier's; else (a folder grouped by feature: board, bench, properties) what it uses: the
+# Prefect test server makes it `flows`, anything else `dbt`. Only tests/unit is pure: the
+# one folder `make check` collects, and the one checked to import neither Prefect nor dbt.
+TIERS = ("pure", "dbt", "flows", "harness", "spark", "slow")
+FOLDER_TIERS = {
+    "unit": "pure",
+    "dbt": "dbt",
+    "flows": "flows",
+    "harness": "harness",
+    "spark": "spark",
+}
+
+
+def tier_of(item: pytest.Item) -> str:
+    marked = {mark.name for mark in item.iter_markers() if mark.name in TIERS}
+    folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+    tier = FOLDER_TIERS.get(folder)
+    if marked - {"slow", tier}:
+        raise pytest.UsageError(
+            f"{item.nodeid}: marked {', '.join(sorted(marked))}; a test's tier is its "
+            f"folder's ({folder}: {tier}) or `slow`: move the file to the folder of its tier"
+        )
+    if "slow" in marked:
+        if tier == "pure":
+            raise pytest.UsageError(f"{item.nodeid}: tests/unit holds pure tests only")
+        return "slow"
+    if tier is None:
+        tier = "flows" if "prefect_harness" in item.fixturenames else "dbt"
+    return tier
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tiers = {item: tier_of(item) for item in items}
+    for item, tier in tiers.items():
+        item.add_marker(getattr(pytest.mark, tier))
+    config.stash[_ONLY_PURE] = bool(items) and set(tiers.values()) == {"pure"}
+    if not config.stash[_ONLY_PURE]:
+        # Prefect binds its console log handler to the stderr of the moment it is first
+        # imported: imported here, once collected, not first inside a test whose captured
+        # stderr is closed after it. Not for the pure tier, which runs without it.
+        import prefect.main  # noqa: F401
+
+
+_ONLY_PURE = pytest.StashKey[bool]()
+
+
+@pytest.fixture(autouse=True)
+def _pure_tests_stay_pure(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A pure test starts no child process; in a session of pure tests only (make check),
+    Prefect or dbt imported after a test was imported by it (or by its module)."""
+    if request.node.get_closest_marker("pure") is None:
+        yield
+        return
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", _no_child_process)
+    yield
+    if request.config.stash.get(_ONLY_PURE, False):
+        loaded = sorted({"prefect", "dbt"} & sys.modules.keys())
+        assert not loaded, f"a pure test imported {' and '.join(loaded)}: move it out of tests/unit"
+
+
+def _no_child_process(*args, **kwargs):
+    raise AssertionError("a pure test starts no child process: move it out of tests/unit")
 
 
 @dataclass
@@ -48,6 +116,8 @@ class Workspace:
 @pytest.fixture(scope="session")
 def dbt_project() -> DbtProject:
     """One parsed manifest for the whole session, as a flow run has."""
+    from refill.warehouse.dbt_runner import DbtProject
+
     return DbtProject()
 
 
@@ -58,6 +128,8 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     landing.mkdir()
     monkeypatch.setenv("REFILL_LANDING", str(landing))
     monkeypatch.setenv("REFILL_WAREHOUSE", str(warehouse))
+    # a preview's reports go to the test's folder, not to previews/ in the checkout
+    monkeypatch.setenv("REFILL_PREVIEWS", str(tmp_path / "previews"))
     return Workspace(landing, warehouse)
 
 
