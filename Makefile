@@ -26,9 +26,11 @@ demo: setup
 
 ## Lint, then every test of every tier (pyproject.toml's markers: pure, dbt, flows,
 ## harness, spark, slow; dbt unit and data tests run inside them; the Spark tests on a
-## local Spark). `pytest -m <tier>` runs one tier.
+## local Spark), on every core: pytest-xdist hands each worker a test file at a time, the
+## Spark tests as one unit (one Spark session). `pytest -m <tier>` runs one tier.
+WORKERS ?= auto
 test: setup setup-spark lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 ## The inner loop: lint, then the pure tests.
 check: lint unit

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,6 +54,9 @@ FOLDER_TIERS = {
     "harness": "harness",
     "spark": "spark",
 }
+# The order the tiers' files are handed to pytest-xdist's workers: the longest first, so
+# that the short ones fill in at the end (a file's rank is its costliest test's).
+COST_ORDER = ("harness", "slow", "spark", "flows", "dbt", "pure")
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -72,6 +77,7 @@ def tier_of(item: pytest.Item) -> str:
     return tier
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tiers = {item: tier_of(item) for item in items}
     for item, tier in tiers.items():
@@ -82,9 +88,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # imported: imported here, once collected, not first inside a test whose captured
         # stderr is closed after it. Not for the pure tier, which runs without it.
         import prefect.main  # noqa: F401
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    # A pytest-xdist worker: every worker collects the same items and orders them alike.
+    # A file is one unit of work (its module fixtures are built once). Some files share
+    # more than a worker's environment can separate, and are one unit together:
+    rank = {}
+    for item, tier in tiers.items():
+        cost = COST_ORDER.index(tier)
+        rank[item.path] = min(rank.get(item.path, cost), cost)
+        item.add_marker(pytest.mark.xdist_group(_work_unit(item, tier)))
+    items.sort(key=lambda item: rank[item.path])
 
 
 _ONLY_PURE = pytest.StashKey[bool]()
+
+
+def _work_unit(item: pytest.Item, tier: str) -> str:
+    folder = item.path.relative_to(TESTS).parts[0]
+    if tier == "spark" or folder == "spark":
+        return "spark"  # one worker, so that one Spark session serves every Spark test
+    if folder == "bench":
+        # the bench runs its commands as a user does, on the checkout's own dbt target
+        # folder (it drops DBT_TARGET_PATH): its tests take turns on it
+        return "bench"
+    return str(item.path.relative_to(TESTS))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    # What the tests of one process share outside their tmp_path is kept per worker:
+    # dbt's target folder (partial_parse.msgpack, the code-version cache, compiled SQL;
+    # relative, so each copy of the project has its own) and Prefect's home (the database
+    # of every temporary server a `refill` child starts when no API is set).
+    target = Path(os.environ.get("DBT_TARGET_PATH", "target")) / f"pytest-{worker}"
+    os.environ["DBT_TARGET_PATH"] = str(target)
+    home = tempfile.mkdtemp(prefix=f"refill-tests-prefect-{worker}-")
+    os.environ["PREFECT_HOME"] = home
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 @pytest.fixture(autouse=True)
