@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test check unit lint fuzz bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test check unit lint fuzz harness-long bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -43,6 +43,16 @@ unit: setup
 ## the suite runs the same properties derandomized and bounded ("ci" profile).
 fuzz: setup
 	HYPOTHESIS_PROFILE=long $(BIN)/pytest tests/properties --hypothesis-show-statistics
+
+## The harness's long run (docs/harness.md): 300 scenarios of the real code from seed 2000,
+## and each broken variant searched for over the CI budget (the suite checks each at its
+## pinned seed): a variant no scenario catches (no "caught:" line) fails the target.
+harness-long: setup
+	$(BIN)/python -m harness.run --scenarios 300 --seed 2000 --jobs 2
+	for variant in $$($(BIN)/python -c 'from harness.variants import VARIANTS; print(*VARIANTS)'); do \
+		$(BIN)/python -m harness.run --variant $$variant --stop-on-violation --jobs 2 \
+			| tee /dev/stderr | grep '^  caught: ' >/dev/null || exit 1; \
+	done
 
 lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools
