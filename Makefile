@@ -30,7 +30,7 @@ demo: setup
 ## Spark tests as one unit (one Spark session). `pytest -m <tier>` runs one tier.
 WORKERS ?= auto
 test: setup setup-spark lint
-	$(BIN)/pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(BIN)/pytest -n $(WORKERS)
 
 ## The inner loop: lint, then the pure tests.
 check: lint unit

@@ -54,8 +54,7 @@ FOLDER_TIERS = {
     "harness": "harness",
     "spark": "spark",
 }
-# The order the tiers' files are handed to pytest-xdist's workers: the longest first, so
-# that the short ones fill in at the end (a file's rank is its costliest test's).
+# The tiers from the costliest test to the cheapest (the order of pytest-xdist's work).
 COST_ORDER = ("harness", "slow", "spark", "flows", "dbt", "pure")
 
 
@@ -77,7 +76,6 @@ def tier_of(item: pytest.Item) -> str:
     return tier
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tiers = {item: tier_of(item) for item in items}
     for item, tier in tiers.items():
@@ -88,31 +86,55 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # imported: imported here, once collected, not first inside a test whose captured
         # stderr is closed after it. Not for the pure tier, which runs without it.
         import prefect.main  # noqa: F401
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    # A pytest-xdist worker: every worker collects the same items and orders them alike.
-    # A file is one unit of work (its module fixtures are built once). Some files share
-    # more than a worker's environment can separate, and are one unit together:
-    rank = {}
-    for item, tier in tiers.items():
-        cost = COST_ORDER.index(tier)
-        rank[item.path] = min(rank.get(item.path, cost), cost)
-        item.add_marker(pytest.mark.xdist_group(_work_unit(item, tier)))
-    items.sort(key=lambda item: rank[item.path])
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist hands the workers the units of work in the order collected (every
+        # worker collects the same, sorted alike): the costliest tier's files first, so
+        # that short ones fill in at the end. A file's rank is its costliest test's.
+        rank: dict[Path, int] = {}
+        for item, tier in tiers.items():
+            rank[item.path] = min(rank.get(item.path, len(COST_ORDER)), COST_ORDER.index(tier))
+        items.sort(key=lambda item: rank[item.path])
 
 
 _ONLY_PURE = pytest.StashKey[bool]()
 
 
-def _work_unit(item: pytest.Item, tier: str) -> str:
-    folder = item.path.relative_to(TESTS).parts[0]
-    if tier == "spark" or folder == "spark":
-        return "spark"  # one worker, so that one Spark session serves every Spark test
-    if folder == "bench":
-        # the bench runs its commands as a user does, on the checkout's own dbt target
-        # folder (it drops DBT_TARGET_PATH): its tests take turns on it
-        return "bench"
-    return str(item.path.relative_to(TESTS))
+# A unit of work of pytest-xdist is a test file (its module fixtures are built once), or
+# several files whose tests must not run beside each other:
+SHARED_UNITS = {
+    # one worker, so that one Spark session serves every Spark test
+    "tests/spark": "spark",
+    # the bench runs its commands on the checkout's own dbt target folder (it drops
+    # DBT_TARGET_PATH) and measures them; the harness's CI budget keeps two processes of
+    # its own busy: beside it, at load 17, the quick bench overran its 600 s
+    "tests/bench": "bench, harness",
+    "tests/harness/test_harness.py": "bench, harness",
+}
+
+
+def work_unit(nodeid: str) -> str:
+    path = nodeid.split("::")[0]
+    for prefix, unit in SHARED_UNITS.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return unit
+    return path
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With `-n` (make test): the tests handed out by work_unit, in the order collected.
+    Done here, not with xdist_group marks: --dist loadgroup ignores them on pytest 9.2
+    (pytest-xdist issue 1386)."""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False
+    return ByWorkUnit(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
