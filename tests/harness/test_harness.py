@@ -53,6 +53,10 @@ EXPECTED_CATCHES = {
     "separate_commits": {"one_chunk_one_commit", "failed_run_changes_nothing"},
 }
 CI_JOBS = 2  # scenarios are independent; one refill run keeps about one core busy
+# The suite checks each broken variant on one pinned scenario, the CI budget's first, where
+# each is caught (docs/harness.md, Figures): a variant that is no longer caught there fails
+# here instead of costing a search. `make harness-long` searches the whole budget for each.
+VARIANT_SEED = DEFAULT_SEED
 
 
 def test_scenarios_are_a_function_of_their_seed():
@@ -219,8 +223,8 @@ def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
     lines: list[str] = []
 
     stats = run_harness(
-        DEFAULT_SCENARIOS,
-        DEFAULT_SEED,
+        1,
+        VARIANT_SEED,
         variant=variant,
         stop_on_violation=True,
         workdir=tmp_path,
