@@ -105,12 +105,17 @@
          would keep a copy of its lines. A failed chunk keeps them for whoever investigates;
          its rerun replaces them. --#}
     {%- for result in results if result.node is defined and result.node is not none
+            and result.node.resource_type == 'model' and result.node.config.materialized == 'view' -%}
+        {%- do run_query("drop view if exists " ~ refill_window_relation(refill_node_relation(result.node))) -%}
+    {%- endfor -%}
+    {%- for result in results if result.node is defined and result.node is not none
             and result.node.resource_type == 'model' and result.node.config.materialized == 'table' -%}
         {%- set relation = refill_node_relation(result.node) -%}
-        {%- do run_query("drop table if exists " ~ relation) -%}
-        {%- do run_query("create table " ~ relation ~ " using parquet location "
+        {%- set built = refill_window_relation(relation) -%}
+        {%- do run_query("drop table if exists " ~ built) -%}
+        {%- do run_query("create table " ~ built ~ " using parquet location "
             ~ refill_spark_work_location(relation) ~ " as select 1 as emptied where false") -%}
-        {%- do run_query("drop table if exists " ~ relation) -%}
+        {%- do run_query("drop table if exists " ~ built) -%}
     {%- endfor -%}
 {% endmacro %}
 
@@ -123,8 +128,8 @@
         ~ " select * from " ~ shadow) -%}
     {%- set window = refill_window() -%}
     {%- set absent = run_query(
-        "select cast(days.day as string) from generate_series(date '" ~ window.start_date ~ "', date '"
-        ~ window.end_date ~ "', interval 1 day) as days (day)"
+        "select cast(days.day as string) from (select explode(sequence(date '" ~ window.start_date
+        ~ "', date '" ~ window.end_date ~ "', interval 1 day)) as day) as days"
         ~ " where days.day not in (select distinct " ~ partition_column ~ " from " ~ shadow ~ ")"
         ~ " order by 1").columns[0].values() -%}
     {%- if absent | length > 0 -%}
