@@ -27,6 +27,15 @@ from tools import spark_cluster  # noqa: E402
 CLUSTER_STATE_ENV = "REFILL_SPARK_CLUSTER_STATE"
 
 
+def pytest_collection_modifyitems(items):
+    """One worker runs every Spark test (pytest-xdist's `--dist loadgroup`): each test
+    empties the one cluster's warehouse, so two at once would empty each other's."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.xdist_group("spark-cluster"))
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory) -> spark_cluster.Cluster:
     """The session's cluster: CI's when it started one, else one started here and stopped
