@@ -298,9 +298,12 @@ class SparkWarehouse:
             )
         if not self.exists():
             raise RefillError(
-                f"no Spark warehouse at {self.path}: check REFILL_SPARK_WAREHOUSE, or build it "
-                "first (`refill daily` or `refill backfill`)"
+                f"{self.where_missing()}, or build it first (`refill daily` or `refill backfill`)"
             )
+
+    def where_missing(self) -> str:
+        """The start of the one line refusing to read a warehouse that does not exist."""
+        return f"no Spark warehouse at {self.path}: check REFILL_SPARK_WAREHOUSE"
 
     def lock(
         self,

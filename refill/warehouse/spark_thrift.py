@@ -163,18 +163,9 @@ class SparkClusterWarehouse(SparkWarehouse):
         finally:
             connection.close()
 
-    def check_readable(self) -> None:
-        if self.path.exists() and not self.path.is_dir():
-            raise RefillError(
-                f"refill's folder for the Spark cluster {self.path} is a file; point "
-                "REFILL_SPARK_WAREHOUSE at a folder"
-            )
-        if not self.exists():
-            host, port, _ = address()
-            raise RefillError(
-                f"no refill warehouse on the Spark cluster at {host}:{port} (no ops tables): "
-                "build it first (`refill daily` or `refill backfill`)"
-            )
+    def where_missing(self) -> str:
+        host, port, _ = address()
+        return f"no refill warehouse on the Spark cluster at {host}:{port} (no ops tables)"
 
     def start_session(self) -> None:
         """A worker's engine is the cluster: only check that it answers."""
