@@ -223,6 +223,28 @@ def _log_size(log: Path) -> int:
         return 0
 
 
+# Spark logs every job at INFO: a day of tests wrote 60 MB. Warnings and up, and the lines
+# the health checks read (the master elected, the worker registered) and one per statement
+# the Thrift Server runs, with its id and when (where a chunk's time goes).
+LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stdout.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss.SSS} %p %c{1}: %m%n%ex
+logger.deploy.name = org.apache.spark.deploy
+logger.deploy.level = info
+logger.statements.name = org.apache.spark.sql.hive.thriftserver.SparkExecuteStatementOperation
+logger.statements.level = info
+logger.metastore.name = org.apache.hadoop.hive.metastore.RetryingHMSHandler
+logger.metastore.level = fatal
+logger.metastore2.name = org.apache.hadoop.hive.metastore.ObjectStore
+logger.metastore2.level = error
+"""
+
+
 def thrift_server_settings(state: Path) -> dict[str, str]:
     """The Thrift Server's Spark settings: a Hive metastore (embedded Derby) and a warehouse
     folder under the state folder, and the settings refill's SQL relies on (the `spark`
@@ -271,6 +293,7 @@ def start(
         stop(state)
     for folder in ("logs", "conf", "tmp", "work", "warehouse"):
         (state / folder).mkdir(parents=True, exist_ok=True)
+    (state / "conf" / "log4j2.properties").write_text(LOG4J2)
     if thrift_port and _port_taken(thrift_port):
         raise ClusterError(f"port {thrift_port} on {HOST} is taken; pass another --port (or 0)")
     master_port = _free_port()

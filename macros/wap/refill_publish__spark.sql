@@ -95,7 +95,22 @@
     {%- endfor -%}
     {%- do refill_spark_drop_shadows(chunk) -%}
     {%- do refill_spark_empty_work_tables(results) -%}
+    {%- do refill_spark_drop_landing_tables() -%}
     {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_drop_landing_tables() %}
+    {#-- Spark: once the chunk is published, the tables its build read the landing through
+         (the window's readiness verdicts, its part files as binaryFile) dropped: their rows
+         are the verdict rule's and the landing's own (a binaryFile table's files are the
+         landing: dropping it keeps them). In a cluster's metastore they would otherwise
+         pile up, one pair per chunk ever built, and every build's listing would grow. --#}
+    {%- set window = refill_window() -%}
+    {%- set suffix = window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d') -%}
+    {%- for row in run_query("show tables in wap like " ~ refill_string_literal(
+            '*__readiness__' ~ suffix ~ '|landed_files__' ~ suffix)).rows -%}
+        {%- do run_query("drop table if exists wap.`" ~ row[1] ~ "`") -%}
+    {%- endfor -%}
 {% endmacro %}
 
 {% macro refill_spark_empty_work_tables(results) %}
