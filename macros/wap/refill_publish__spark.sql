@@ -81,7 +81,7 @@
             "show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)) -%}
         {%- if found.rows | length > 0 -%}
             {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
-                {%- do run_query(statement) -%}
+                {%- do refill_spark_run_view_ddl(statement) -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
@@ -91,7 +91,7 @@
     {%- endfor -%}
     {%- for model_name in versioned -%}
         {%- set view_sql = refill_create_version_view(model_name, publishing) -%}
-        {%- if view_sql | trim -%}{%- do run_query(view_sql) -%}{%- endif -%}
+        {%- if view_sql | trim -%}{%- do refill_spark_run_view_ddl(view_sql) -%}{%- endif -%}
     {%- endfor -%}
     {%- do refill_spark_drop_shadows(chunk) -%}
     {%- do refill_spark_empty_work_tables(results) -%}

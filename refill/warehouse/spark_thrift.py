@@ -22,7 +22,12 @@ from typing import ClassVar
 
 from refill.errors import RefillError
 from refill.warehouse import spark_literals
-from refill.warehouse.spark_engine import SparkConnection, SparkEngineError, SparkWarehouse
+from refill.warehouse.spark_engine import (
+    PRIVATE_WORK_SCHEMAS,
+    SparkConnection,
+    SparkEngineError,
+    SparkWarehouse,
+)
 
 HOST_ENV = "REFILL_SPARK_HOST"
 PORT_ENV = "REFILL_SPARK_PORT"
@@ -108,16 +113,29 @@ class ThriftStatements:
         return self._lock_folder
 
     def catalog(self, with_columns: bool) -> tuple[list[tuple], list[tuple]]:
+        """The metastore's tables and views refill may read, and their columns. Every
+        client shares it: the chunks' private work schemas are left out (another chunk may
+        be writing or dropping its tables there), and a table dropped between the listing
+        and its description is not there."""
         tables, columns = [], []
         for (database,) in self.sql("show databases"):
+            if database in PRIVATE_WORK_SCHEMAS:
+                continue
             views = {row[1] for row in self.sql(f"show views in {_identifier(database)}")}
             for _, name, is_temporary in self.sql(f"show tables in {_identifier(database)}"):
                 if is_temporary:
                     continue
+                described = []
+                if with_columns:
+                    try:
+                        described = self.sql(
+                            f"describe table {_identifier(database)}.{_identifier(name)}"
+                        )
+                    except SparkEngineError as error:
+                        if "TABLE_OR_VIEW_NOT_FOUND" in str(error):
+                            continue  # dropped meanwhile by another client
+                        raise
                 tables.append((database, name, "VIEW" if name in views else "BASE TABLE"))
-                if not with_columns:
-                    continue
-                described = self.sql(f"describe table {_identifier(database)}.{_identifier(name)}")
                 for position, (column, data_type, *_) in enumerate(described, start=1):
                     if not column or column.startswith("#"):
                         break  # the partition section repeats the partition columns
