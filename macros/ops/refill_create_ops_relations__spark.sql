@@ -33,7 +33,8 @@
     {#-- With a catalog that outlives the process (a cluster's metastore) the tables are
          there already: nothing is registered again from folders. --#}
     {%- if run_query("set spark.sql.catalogImplementation").columns[1].values()[0] == 'hive' -%}
-        {%- do refill_spark_run_view_ddl("create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
+        {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
         {{ return('') }}
     {%- endif -%}
 
@@ -54,7 +55,8 @@
         {%- endif -%}
     {%- endfor -%}
 
-    {%- do refill_spark_run_view_ddl("create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
+    {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
     {{ return('') }}
 {% endmacro %}
 
