@@ -68,8 +68,8 @@ bench: setup
 bench-quick: setup
 	$(BIN)/python -m bench.run --quick
 
-## The benchmark's Spark section (docs/performance.md, On Spark): refill on Spark at
-## concurrency 1 and 2 against dbt-spark's microbatch, Spark's start-up apart. Needs Java.
+## The benchmark's Spark section (docs/performance.md, On Spark): refill at concurrency 1,
+## 2 and 3 against dbt-spark's microbatch, on a local cluster it starts and stops. Needs Java.
 bench-spark: setup-spark
 	$(BIN)/python -m bench.run --spark
 

@@ -398,7 +398,12 @@ def backfill(
         board_key="refill-backfill-board",
         board_on_every_outcome=False,
     )
-    parallel = ParallelBuilds(concurrency) if concurrency > 1 else contextlib.nullcontext()
+    parallel = contextlib.nullcontext()
+    if concurrency > 1:
+        first_alone = not set(selection.models) <= ops.published_models(store)
+        if first_alone:
+            logger.info("the first chunk builds alone: it creates the models' tables")
+        parallel = ParallelBuilds(concurrency, first_alone=first_alone)
     with recorded_run(project, account, ending), parallel as builds:
         chunks = ChunkLoop(
             project,

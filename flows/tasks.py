@@ -187,7 +187,6 @@ def build_chunk(
             interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
             logger.info("chunk %s: building (attempt %d)", chunk, attempt)
-            store.record_readiness(project.catalog.names, chunk.start, chunk.end)
             outcome = project.build(variables, select=context.select, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(
