@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test check unit lint fuzz harness-long bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test check unit lint docs fuzz harness-long bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
-## The `spark` target's extra (dbt-spark, pyspark; Java 17 on the PATH): see README, Running on Spark.
+## The `spark` target's extra (dbt-spark, pyspark; Java 17 on the PATH): docs/how-to/run-on-spark.md.
 setup-spark: $(VENV)/.installed-spark
 
 $(VENV)/.installed-spark: $(VENV)/.installed pyproject.toml constraints.txt constraints-spark.txt
@@ -54,13 +54,22 @@ harness-long: setup
 			| tee /dev/stderr | grep '^  caught: ' >/dev/null || exit 1; \
 	done
 
+## The docs site (mkdocs.yml) into site/ (git-ignored); --strict: a broken link or anchor
+## fails the build.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+$(VENV)/.installed-docs: $(VENV)/.installed pyproject.toml constraints.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,docs]'
+	touch $@
+
 lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools
 	$(BIN)/ruff format --check refill flows tests harness bench tools
 	$(BIN)/python tools/layers.py
 	$(BIN)/sqlfluff lint models macros
 
-## Backfill benchmark (see README, Performance): refill vs dbt microbatch vs raw DuckDB.
+## Backfill benchmark (docs/performance.md): refill vs dbt microbatch vs raw DuckDB.
 bench: setup
 	$(BIN)/python -m bench.run
 
@@ -74,4 +83,4 @@ bench-spark: setup-spark
 	$(BIN)/python -m bench.run --spark
 
 clean:
-	rm -rf target logs data warehouse
+	rm -rf target logs data warehouse site

@@ -14,6 +14,9 @@ from pathlib import Path
 GIB = 1024**3
 MIB = 1024**2
 
+# --publish: the latest results (JSON, chart), and the page that shows their table.
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PERFORMANCE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 PUBLISH_START = "<!-- bench:results:start -->"
 PUBLISH_END = "<!-- bench:results:end -->"
 
@@ -345,7 +348,7 @@ def same_result(runs: list[dict], days: int) -> bool | None:
 
 
 def markdown(summary: dict, parameters: dict, environment: dict) -> str:
-    """The results as the markdown block docs/performance.md and the README show."""
+    """The results as the markdown block docs/performance.md shows."""
     contenders = summary["contenders"]
     variant = parameters.get("variant", "standard")
     lines = [
@@ -623,22 +626,22 @@ def write_chart(summary: dict, path: Path) -> None:
     plt.close(figure)
 
 
-def publish(out: Path, docs: Path, table: str, variant: str = "standard") -> None:
-    """Copy the latest results into docs/: the JSON, the chart, and the table into
-    performance.md between its result markers. The standard data's run fills the main
-    block; another variant's (--variant realistic) its own block and JSON beside it."""
-    docs.mkdir(parents=True, exist_ok=True)
+def publish(out: Path, results: Path, page: Path, table: str, variant: str = "standard") -> None:
+    """Copy the latest results into `results` (bench/results/: the JSON and the chart), and
+    the table into `page` (docs/performance.md) between its result markers. The standard
+    data's run fills the main block; another variant's (--variant realistic) its own block
+    and JSON beside it."""
+    results.mkdir(parents=True, exist_ok=True)
     suffix = "" if variant == "standard" else f"-{variant}"
-    (docs / f"bench-latest{suffix}.json").write_text((out / "bench-results.json").read_text())
+    (results / f"bench-latest{suffix}.json").write_text((out / "bench-results.json").read_text())
     if variant == "standard":
-        (docs / "bench-scaling.png").write_bytes((out / "bench-scaling.png").read_bytes())
+        (results / "bench-scaling.png").write_bytes((out / "bench-scaling.png").read_bytes())
         start, end = PUBLISH_START, PUBLISH_END
     else:
         start, end = (
             f"<!-- bench:results:{variant}:start -->",
             f"<!-- bench:results:{variant}:end -->",
         )
-    page = docs / "performance.md"
     text = page.read_text()
     if start not in text or end not in text:
         raise ValueError(f"{page} has no {start} ... {end} block to replace")

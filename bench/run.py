@@ -5,7 +5,7 @@ loop, on the same landing data, in one run.
     python -m bench.run --quick    # a few days of a few hundred payments: does it run?
     python -m bench.run --variant realistic   # 0.01% malformed lines, in a few files
     python -m bench.run --only a,e # just those contenders over the range
-    python -m bench.run --publish  # also copy the results into docs/
+    python -m bench.run --publish  # also copy the results into bench/results/ and docs/
     python -m bench.run --spark    # the Spark section instead (bench/spark.py; Java)
 
 Writes bench/out/bench-results.{json,md} and bench/out/bench-scaling.png (the realistic
@@ -36,7 +36,6 @@ from bench.landing import VARIANTS, LandingSize, copy_days, ensure_landing, land
 from bench.measure import run_measured
 
 DEFAULT_OUT = REPO_DIR / "bench" / "out"
-DOCS_DIR = REPO_DIR / "docs"
 FIRST_DAY = date(2025, 1, 1)  # inside the fx seed (2024-01-01 .. 2027-12-31)
 RANGE_CONTENDERS = ("a", "b", "c", "d", "e")
 
@@ -433,7 +432,7 @@ def parse_args(argv: list[str] | None) -> tuple[BenchConfig, argparse.Namespace]
     parser.add_argument(
         "--publish",
         action="store_true",
-        help="also copy the results to docs/ (performance.md, bench-latest.json, the chart)",
+        help="also copy the results to bench/results/ (JSON, the chart) and docs/performance.md",
     )
     args = parser.parse_args(argv)
     config = QUICK if args.quick else BenchConfig()
@@ -491,8 +490,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {name} {value['wall']:.2f} wall, {value['cpu']:.2f} CPU")
     print(f"bench: results in {out} ({results['environment']['total_seconds']:.0f}s)")
     if args.publish:
-        report.publish(out, DOCS_DIR, table, results["summary"]["variant"])
-        print(f"bench: published to {DOCS_DIR}")
+        report.publish(
+            out, report.RESULTS_DIR, report.PERFORMANCE_PAGE, table, results["summary"]["variant"]
+        )
+        print(f"bench: published to {report.RESULTS_DIR} and {report.PERFORMANCE_PAGE}")
     return 0
 
 

@@ -5,7 +5,7 @@ Needs the spark extra and Java (`make setup-spark`); `make bench` never runs it.
 
     python -m bench.run --spark              # 12 days × 2,000 payments, 2-day chunks, 1 run
     python -m bench.spark --days 4 --payments 500 --repeat 1
-    python -m bench.spark --publish          # also docs/bench-spark-latest.json, performance.md
+    python -m bench.spark --publish          # also bench/results/, docs/performance.md
 
 The cluster (a master, one worker with --cores cores, a Thrift Server) is started once,
 timed apart, and stopped at the end; every contender is a cold client process on an emptied
@@ -38,6 +38,7 @@ import duckdb
 from bench import reconcile
 from bench.contenders import _BACKFILL_SUMMARY, BENCH_DIR, REPO_DIR, Run, Workbench
 from bench.landing import LandingSize, ensure_landing, landed_bytes
+from bench.report import PERFORMANCE_PAGE, RESULTS_DIR
 from bench.spark_report import RESULTS_NAME, markdown, publish, summarise
 from tools import spark_cluster
 
@@ -456,7 +457,7 @@ def parse_args(argv: list[str] | None) -> tuple[SparkBenchConfig, argparse.Names
     parser.add_argument(
         "--publish",
         action="store_true",
-        help="also copy the results to docs/ (bench-spark-latest.json, performance.md)",
+        help="also copy the results to bench/results/ and the table to docs/performance.md",
     )
     args = parser.parse_args(argv)
     if args.days < 2 or args.repeat < 1 or not 1 <= args.chunk_days < args.days:
@@ -496,8 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     print(f"bench spark: results in {out} ({results['environment']['total_seconds']:.0f}s)")
     if args.publish:
-        publish(out, REPO_DIR / "docs", table)
-        print("bench spark: published to docs/")
+        publish(out, RESULTS_DIR, PERFORMANCE_PAGE, table)
+        print(f"bench spark: published to {RESULTS_DIR} and {PERFORMANCE_PAGE}")
     return 0
 
 

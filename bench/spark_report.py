@@ -1,5 +1,6 @@
 """The Spark section's figures (bench/spark.py): medians, the ratios with Spark's start-up
-included and subtracted, the same-result check, the table and its publication in docs/.
+included and subtracted, the same-result check, the table and its publication (the JSON
+in bench/results/, the table in docs/performance.md).
 
 Pure functions of the runs but `publish`, so the arithmetic can be read and tested without
 Spark.
@@ -189,11 +190,11 @@ def _same_result_lines(summary: dict) -> list[str]:
     return lines
 
 
-def publish(out: Path, docs: Path, table: str) -> None:
-    """Copy the results into docs/: the JSON, and the table into performance.md between
-    its Spark markers."""
-    (docs / PUBLISHED_JSON).write_text((out / RESULTS_NAME).read_text())
-    page = docs / "performance.md"
+def publish(out: Path, results: Path, page: Path, table: str) -> None:
+    """Copy the results' JSON into `results` (bench/results/), and the table into `page`
+    (docs/performance.md) between its Spark markers."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / PUBLISHED_JSON).write_text((out / RESULTS_NAME).read_text())
     text = page.read_text()
     if PUBLISH_START not in text or PUBLISH_END not in text:
         raise ValueError(f"{page} has no {PUBLISH_START} ... {PUBLISH_END} block to replace")

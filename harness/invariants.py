@@ -8,7 +8,7 @@ the export it claims, even after the day was re-exported.
 
 Invariants (docs/harness.md says why each one matters):
 
-- unique_transaction_id       no (transaction_id, event_date) twice in fct_payments (D6)
+- unique_transaction_id       no (transaction_id, event_date) twice in fct_payments (its grain)
 - reconciles_at_fingerprint   every published partition equals the oracle's truth for the
                               fingerprint its ledger row records (rows, amount, quarantine,
                               source records)
@@ -94,7 +94,7 @@ INVARIANTS = (
 CHECKED_MODELS = ("fct_payments", "payments_quarantine")
 INTERRUPT_GRACE_SECONDS = 90.0  # the driver's wait after SIGINT or SIGTERM
 INTERRUPTED_EXIT = 130
-# The models one chunk publishes together (issue 11, "one chunk, one commit").
+# The models one chunk publishes together ("one chunk, one commit").
 CHUNK_MODELS = (
     "fct_payments",
     "payments_quarantine",

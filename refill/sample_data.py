@@ -1,4 +1,4 @@
-"""Deterministic landing data and fx seed, per the landing contract in the README.
+"""Deterministic landing data and fx seed, per the landing contract (docs/reference/landing.md).
 
 Every day's content depends only on (seed, day, options), so generating one day
 or a year gives the same bytes for that day: tests can build a window from a

@@ -1,6 +1,6 @@
-"""Measure a restatement preview on 90 days of sample data (NOTES-preview.md, docs):
-the time of a direct `--restate --yes` run vs `--from-preview ID` publishing what a preview
-kept, and that both leave the same warehouse. Usage:
+"""Measure a restatement preview on 90 days of sample data (figures in docs/guarantees.md,
+"Restatement preview"): the time of a direct `--restate --yes` run vs `--from-preview ID`
+publishing what a preview kept, and that both leave the same warehouse. Usage:
     python tools/measure_preview.py [--days 90] [--payments 1000] [--chunk-days 92]
 Runs the flows in-process on a temporary Prefect server, in a temporary folder."""
 

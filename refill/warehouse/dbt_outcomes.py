@@ -1,5 +1,5 @@
 """What a dbt invocation's result says: whether it failed, where (the failed step), of which
-class (refill's message classes, contract D5), whether a retry can help, and the one line
+class (refill's message classes, `refill <class>: ...`), whether a retry can help, and the one line
 that says what to do. Read by refill.warehouse.dbt_runner for every build and operation."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class BuildOutcome:
         return WHAT_TO_DO.get(self.failure_class or "", WHAT_TO_DO["other"])
 
 
-# The message classes of contract D5 ("refill <class>: ..."), raised by the project's macros,
+# refill's message classes ("refill <class>: ..."), raised by the project's macros,
 # and the step each one names. A window or input refusal stops the build before it writes.
 MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|project|preview):")
 STEP_OF_CLASS = {
@@ -77,7 +77,7 @@ WHAT_TO_DO = {
 def classify_failure(message: str, resource_type: str | None, node_name: str | None) -> tuple:
     """(failed step, failure class, transient) of a failed dbt node or invocation.
 
-    The structured signals first: the message class a project macro raised (contract D5),
+    The structured signals first: the message class a project macro raised (MESSAGE_CLASS),
     then which node failed (the manifests model is readiness, a data test is an audit, a
     run hook is publishing); DuckDB's lock and I/O errors are the transient ones.
     """

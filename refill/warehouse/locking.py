@@ -348,7 +348,7 @@ def open_for_writing(
             raise WarehouseOpenElsewhere(
                 f"warehouse {warehouse.name} is open in {outside.describe()}; waited "
                 f"{lock_wait_seconds if lock_wait_seconds is not None else wait_seconds:g}s. "
-                "Close it (readers: see the README, Reading the warehouse "
+                "Close it (readers: docs/reference/commands.md, Reading the warehouse "
                 "while refill writes) and rerun, or pass a longer --lock-wait",
                 holder=outside,
             ) from None

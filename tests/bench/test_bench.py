@@ -102,8 +102,8 @@ def test_quick_bench_runs_every_contender_and_writes_its_outputs(tmp_path: Path)
 
 
 def test_publish_replaces_only_the_results_block(tmp_path: Path):
-    # GIVEN a results folder and a performance page with a results block
-    out, docs = tmp_path / "out", tmp_path / "docs"
+    # GIVEN a run's output folder and a performance page with a results block
+    out, results, docs = tmp_path / "out", tmp_path / "results", tmp_path / "docs"
     out.mkdir()
     docs.mkdir()
     (out / "bench-results.json").write_text("{}")
@@ -112,19 +112,21 @@ def test_publish_replaces_only_the_results_block(tmp_path: Path):
     page.write_text(f"intro\n{report.PUBLISH_START}\nold table\n{report.PUBLISH_END}\nfindings\n")
 
     # WHEN the results are published
-    report.publish(out, docs, "new table\n")
+    report.publish(out, results, page, "new table\n")
 
     # THEN the block holds the new table and the text around it stands
     assert page.read_text() == (
         f"intro\n{report.PUBLISH_START}\nnew table\n{report.PUBLISH_END}\nfindings\n"
     )
-    assert (docs / "bench-latest.json").read_text() == "{}"
-    assert (docs / "bench-scaling.png").exists()
+    # and the JSON and the chart went to the results folder, not beside the page
+    assert (results / "bench-latest.json").read_text() == "{}"
+    assert (results / "bench-scaling.png").exists()
+    assert sorted(p.name for p in docs.iterdir()) == ["performance.md"]
 
 
 def test_a_variant_publishes_to_its_own_block_and_leaves_the_standard_one(tmp_path: Path):
     # GIVEN a performance page with the standard results and a realistic block
-    out, docs = tmp_path / "out", tmp_path / "docs"
+    out, results, docs = tmp_path / "out", tmp_path / "results", tmp_path / "docs"
     out.mkdir()
     docs.mkdir()
     (out / "bench-results.json").write_text('{"variant": "realistic"}')
@@ -134,12 +136,12 @@ def test_a_variant_publishes_to_its_own_block_and_leaves_the_standard_one(tmp_pa
     page.write_text(f"{standard}\n{realistic.format('old')}\n")
 
     # WHEN the realistic variant's results are published
-    report.publish(out, docs, "realistic table\n", "realistic")
+    report.publish(out, results, page, "realistic table\n", "realistic")
 
     # THEN only its block and its own JSON changed
     assert page.read_text() == f"{standard}\n{realistic.format('realistic table' + chr(10))}\n"
-    assert (docs / "bench-latest-realistic.json").read_text() == '{"variant": "realistic"}'
-    assert not (docs / "bench-latest.json").exists()
+    assert (results / "bench-latest-realistic.json").read_text() == '{"variant": "realistic"}'
+    assert not (results / "bench-latest.json").exists()
 
 
 @pytest.mark.slow

@@ -440,7 +440,7 @@ def test_folders_that_name_no_day_are_not_landed_days(tmp_path):
     assert readiness.landed_days(tmp_path, DATASET) == [NEW_DAY]
 
 
-# -- what a landed file is: a regular file inside the landing (issue 21, finding 2) ----------
+# -- what a landed file is: a regular file inside the landing ------------------------------
 
 OUTSIDE_LINE = b'{"transaction_id": "outside-the-landing", "secret": "s3cret"}\n'
 
@@ -510,7 +510,7 @@ def test_a_manifest_or_folder_that_is_a_symlink_makes_the_day_not_ready(tmp_path
 
 
 def test_a_part_file_linked_to_the_process_environment_never_lands(published, dbt_project):
-    # GIVEN the attack of issue 21: part-0002.jsonl linked to /proc/self/environ (the webhook
+    # GIVEN the symlink attack: part-0002.jsonl linked to /proc/self/environ (the webhook
     # token is in it), the manifest's counts raised to match
     land_with_special_part(published.landing, "symlink to the environment")
     before = published_tables(published.warehouse)

@@ -92,7 +92,7 @@ def rule_lines(landing) -> list[tuple]:
         ).fetchall()
 
 
-# -- a window of one odd kind (issue 21, finding 1) ------------------------------------------
+# -- a window of one odd kind ---------------------------------------------------------------
 
 ODD_WINDOW = (date(2025, 4, 7), date(2025, 4, 8))
 

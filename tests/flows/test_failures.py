@@ -40,17 +40,6 @@ def run_daily(day: date, **parameters):
     return run_flow(daily, logical_date=day, **{**settings_, **parameters})
 
 
-def ensure_failed_step_column(warehouse) -> None:
-    """ops.partition_attempts.failed_step is dbt's DDL (contract D4, the dbt helper's change);
-    until it is merged, add it here as it will be. A no-op once the DDL has it."""
-    import duckdb
-
-    with duckdb.connect(str(warehouse)) as connection:
-        connection.execute(
-            "alter table ops.partition_attempts add column if not exists failed_step varchar"
-        )
-
-
 def attempts_of(warehouse, day: date) -> list[tuple]:
     return query(
         warehouse,
@@ -81,7 +70,6 @@ def published_day_one(workspace):
     """A warehouse with day 1 published (seeds and ops relations in place)."""
     write_days(workspace.landing, D1, 3, DaySpec(payments=30))
     run_daily(d(1))
-    ensure_failed_step_column(workspace.warehouse)
     return workspace
 
 

@@ -35,7 +35,7 @@ from tests.properties.landings import (
     lines_in,
 )
 
-# The landing contract (README), written here independently of refill's rule.
+# The landing contract (docs/reference/landing.md), written here independently of refill's rule.
 CONTRACT_PART_NAME = re.compile(r"part-[A-Za-z0-9_-]{1,64}\.jsonl", re.ASCII)
 CONTRACT_EXPORTED_AT = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)", re.ASCII

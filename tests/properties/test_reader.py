@@ -4,10 +4,10 @@ each file takes.
 
 Kinds: plain, CRLF, a lone CR, a byte order mark, bytes that are not UTF-8, NUL, empty
 lines, no final newline, empty files, a line over 1 MiB; one or many files a day, and half
-the time every file of the window in one kind (the shape of issue 21, finding 1). The
-oracle is tests.helpers.expected_day, over bytes. Each example rebuilds only the staging
-models (the readers and the classification) of its window, on one warehouse whose seeds
-were loaded once.
+the time every file of the window in one kind (a window of CRLF files once rendered
+invalid SQL). The oracle is tests.helpers.expected_day, over bytes. Each example rebuilds
+only the staging models (the readers and the classification) of its window, on one
+warehouse whose seeds were loaded once.
 """
 
 from __future__ import annotations
