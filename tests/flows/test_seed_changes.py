@@ -2,7 +2,7 @@
 
 dbt checksums a seed over 1 MiB by its path, so a corrected fx rate in a large seed was
 invisible to refill: the seed was never loaded again, a dry run found nothing to build, and
-`--restate --yes` published the old rate (issue 21, finding 3). These tests grow the fx seed
+`--restate --yes` published the old rate. These tests grow the fx seed
 past that threshold in a copy of the project and correct one rate.
 """
 
@@ -15,9 +15,10 @@ import pytest
 
 from refill import settings
 from refill.rules.planning import DayState
+from refill.rules.window import window_vars
 from refill.sample_data import payment_line, write_landed_day
 from refill.settings import PACKAGE_PROJECT_DIR
-from refill.warehouse.dbt_runner import shared_project, window_vars
+from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import (
     DBT_SEED_CHECKSUM_LIMIT,
     FX_SEED,

@@ -4,7 +4,8 @@ each file takes.
 
 Kinds: plain, CRLF, a lone CR, a byte order mark, bytes that are not UTF-8, NUL, empty
 lines, no final newline, empty files, a line over 1 MiB; one or many files a day, and half
-the time every file of the window in one kind (the shape of issue 21, finding 1). The
+the time every file of the window in one kind (a window
+whose every file was CRLF once rendered invalid SQL). The
 oracle is tests.helpers.expected_day, over bytes. Each example rebuilds only the staging
 models (the readers and the classification) of its window, on one warehouse whose seeds
 were loaded once.
@@ -19,7 +20,8 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.rules.window import window_vars
+from refill.warehouse.dbt_runner import outcome_of
 from tests.helpers import expected_day, query
 from tests.properties.conftest import copy_warehouse
 from tests.properties.landings import Window, land_window, windows
