@@ -1,4 +1,4 @@
-"""A big day: does memory grow with the size of one day? (issue #15, part 4)
+"""A big day: does memory grow with the size of one day?
 
     python -m bench.big_day 2000000              # one day of about 2,000,000 lines
     python -m bench.big_day 10000000 --keep      # keep the landing for another run

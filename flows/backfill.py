@@ -43,10 +43,6 @@ from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
 from refill.warehouse.engine import warehouse_at
 
-# The board reads the deployment's retry delays here (refill/views/board.py); their home
-# is settings.
-DEPLOYMENT_RETRY_DELAYS = list(settings.RETRY_DELAY_SECONDS)
-
 
 @dataclass
 class BackfillReport:

@@ -9,7 +9,7 @@ oracle (`tests.helpers.expected_day`) says.
 | kind           | what the day holds                                                        |
 |----------------|---------------------------------------------------------------------------|
 | odd_ids        | payments whose transaction_id holds quotes, `; drop table`, Jinja, % _    |
-| reused_ids     | refunds of the previous day's transaction ids (contract D6: one row each) |
+| reused_ids     | refunds of the previous day's transaction ids (one row each)             |
 | non_utf8       | lines that are not valid UTF-8 (each must be quarantined, not fail the day)|
 | manifest_field | a manifest field with SQL in it, an odd exported_at, or none at all       |
 | file_name      | a part file whose name holds a quote, `; drop table`, spaces or Jinja     |
@@ -17,7 +17,7 @@ oracle (`tests.helpers.expected_day`) says.
 |                | with `+00:00`: a host in another time zone must not move them            |
 | special_file   | a part file that is a symlink (outside the landing, to the process's     |
 |                | environment, inside the day), a hard link to a file outside, a FIFO or a |
-|                | folder; the manifest's counts raised to what it reads as (issue 21, 2)   |
+|                | folder; the manifest's counts raised to what it reads as                |
 
 (Kept here until refill/sample_data.py has writers of its own for hostile input.)
 """

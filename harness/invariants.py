@@ -94,7 +94,7 @@ INVARIANTS = (
 CHECKED_MODELS = ("fct_payments", "payments_quarantine")
 INTERRUPT_GRACE_SECONDS = 90.0  # the driver's wait after SIGINT or SIGTERM
 INTERRUPTED_EXIT = 130
-# The models one chunk publishes together (issue 11, "one chunk, one commit").
+# The models one chunk publishes together (one chunk, one commit).
 CHUNK_MODELS = (
     "fct_payments",
     "payments_quarantine",

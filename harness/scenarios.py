@@ -117,7 +117,7 @@ RUN_SETTINGS = ["--retry-delay", "0", "--lock-wait", "60"]
 # The share of scenarios that end with a final backfill and a fresh build under another
 # chunking (chunking_invariance): two more runs and a seed load each, so not every one.
 CHUNKING_SHARE = 0.4
-# What a user would select in a plain dbt build of one mart (issue 11, finding 3).
+# What a user would select in a plain dbt build of one mart.
 PLAIN_SELECTIONS = ("fct_payments", "fct_payments", "+fct_payments", "fct_daily_revenue_v2")
 # A full refresh as the flows run a build (unit tests excluded: they are CI's).
 FULL_REFRESH = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")

@@ -23,7 +23,7 @@ _BLOCK_BYTES = 1 << 20
 def content_sha256(path: Path) -> str:
     """A seed file's content key: the sha256 of its bytes, whatever its size. dbt's own
     checksum of a seed over 1 MiB is its path, so a changed rate in a large seed kept its
-    checksum (issue 21, finding 3). The seeds' load hook records the same key of what it
+    checksum. The seeds' load hook records the same key of what it
     loaded (refill_record_seed_load, through the dbt plugin's refill_file_sha256)."""
     digest = hashlib.sha256()
     with path.open("rb") as stream:

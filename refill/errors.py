@@ -24,7 +24,7 @@ EXIT_PIPE_CLOSED = 141
 
 
 class FailedStep(StrEnum):
-    """Where a failure happened: ops.partition_attempts.failed_step (contract D4)."""
+    """Where a failure happened: ops.partition_attempts.failed_step."""
 
     READINESS = "readiness"
     BUILD = "build"

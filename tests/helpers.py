@@ -90,8 +90,7 @@ class DayTruth:
 def expected_day(landing: Path, day: date) -> DayTruth:
     """What a day should publish, computed from its files without refill's code (the one
     oracle: the tests and the fault harness read it). Over bytes: a line is what ends at a
-    newline, and a line that is not valid UTF-8 is quarantined like any other bad line
-    (issue 11, finding 9)."""
+    newline, and a line that is not valid UTF-8 is quarantined like any other bad line."""
     truth = DayTruth()
     versions: dict[str, list[tuple]] = defaultdict(list)
     for part in sorted(day_folder(landing, DATASET, day).glob(PART_GLOB)):

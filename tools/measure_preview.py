@@ -1,4 +1,4 @@
-"""Measure a restatement preview on 90 days of sample data (NOTES-preview.md, docs):
+"""Measure a restatement preview on 90 days of sample data (docs: guarantees, Restatement preview):
 the time of a direct `--restate --yes` run vs `--from-preview ID` publishing what a preview
 kept, and that both leave the same warehouse. Usage:
     python tools/measure_preview.py [--days 90] [--payments 1000] [--chunk-days 92]

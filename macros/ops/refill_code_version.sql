@@ -10,7 +10,7 @@
         says so by bumping `code_epoch` in dbt_project.yml.
 
         A seed counts by the sha256 of its file (dbt's checksum of a seed over 1 MiB is its
-        path: a corrected rate there changed nothing; issue 21, finding 3). `seed_contents`
+        path: a corrected rate there changed nothing). `seed_contents`
         (seed id -> sha256) gives them: the flows pass the files' keys, the current version;
         a build passes none and reads the keys of the loads it read (ops.seed_loads,
         refill_loaded_seed_contents), so a ledger row names the rates its rows were built

@@ -6,7 +6,7 @@
         (one CTE, many, or a body that starts or ends with a Jinja comment) can glue two
         tokens together: a CTE list rendered by whitespace control put `with` and
         `files as (` next to each other ("withfiles") when the first optional CTE was
-        absent (issue 21, finding 1).
+        absent.
     --#}
     {%- if not ctes -%}{{ return(final_select) }}{%- endif -%}
     {%- set parts = [] -%}

@@ -3,7 +3,7 @@
 A page on another site can make the browser send requests to 127.0.0.1 under its own name
 (DNS rebinding: evil.example resolves to 127.0.0.1 after the page loaded), and read the
 answers as its own. The Host header tells: the board serves only requests whose Host is the
-address it serves (issue 21, finding 11). Real requests to a real server here.
+address it serves. Real requests to a real server here.
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def test_the_backfill_deployment_refuses_a_confirm_that_is_not_a_preview_id_in_o
     assert query(workspace.warehouse, "select * from ops.run_log order by all") == runs
 
 
-# -- issue 21: every writing path, a selection as a set, the report, what a kill leaves ---
+# -- every writing path, a selection as a set, the report, what a kill leaves -------------
 
 
 def test_a_day_reexported_while_from_preview_waits_for_the_lock_is_refused(workspace, monkeypatch):

@@ -1,7 +1,7 @@
 """A second landing dataset takes SQL and YAML only: a copy of the project with a small
 `refunds` dataset (its landing, staging and one partitioned fact model, declared to refill
 by `meta: {refill: ...}`) is backfilled, shown by `refill status` and `refill gaps` and
-drawn by the board with no change to the Python side (issue 13, item 7)."""
+drawn by the board with no change to the Python side."""
 
 from __future__ import annotations
 

@@ -115,8 +115,8 @@ class Window:
 @st.composite
 def windows(draw, max_days: int = 3, max_files: int = 3) -> Window:
     """A window of 1 to `max_days` days of 1 to `max_files` part files each. Half the time
-    every file of the window is of one kind (the shape that found issue 21, finding 1: a
-    window whose every file was CRLF rendered invalid SQL); else each file draws its own."""
+    every file of the window is of one kind (a window whose every
+    file was CRLF once rendered invalid SQL); else each file draws its own."""
     uniform = draw(st.one_of(st.none(), st.sampled_from(FILE_KINDS)))
     days = []
     for offset in range(draw(st.integers(1, max_days))):
@@ -259,7 +259,7 @@ def arbitrary_days(draw, day: date = FIRST_DAY) -> ArbitraryDay:
         entries.append(Entry(name, kind, file_bytes(draw(st.sampled_from(FILE_KINDS)), lines, day)))
     # The manifest's counts: of the regular files, as an honest exporter writes them; or of
     # every entry named like a part file, counting what a link reads (the outside file's one
-    # line), as the attack of issue 21 raised them so that only the files' kinds are wrong.
+    # line), as the symlink attack raised them so that only the files' kinds are wrong.
     if draw(st.booleans()):
         counted = [e for e in entries if e.kind == "regular"]
     else:

@@ -1,5 +1,5 @@
 """A newest-first `refill backfill` on Spark whose second chunk fails on real input resumes
-only that chunk when the same command runs again (issue 14, item 5).
+only that chunk when the same command runs again.
 
 The failure is input, not a switch: while the first chunk (the two newest days) builds, the
 export of the oldest day is withdrawn (its `_SUCCESS` taken away, as an exporter can), so

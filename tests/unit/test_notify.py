@@ -1,7 +1,7 @@
 """Webhook delivery has a total deadline per attempt, whatever the server does.
 
 urllib's timeout bounds each read, not the request: a server that sends a header line every
-few seconds kept one delivery busy for as long as it liked (issue 21, finding 10). These
+few seconds kept one delivery busy for as long as it liked. These
 tests talk to a real local server that does exactly that.
 """
 
