@@ -31,9 +31,10 @@ from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import preview as rules
 from refill.rules.plan import BackfillPlan
+from refill.rules.window import window_vars
 from refill.views import preview_report
 from refill.warehouse import ops, preview_store
-from refill.warehouse.dbt_runner import DbtProject, window_vars
+from refill.warehouse.dbt_runner import DbtProject
 from refill.warehouse.engine import require_transactions, warehouse_at
 
 

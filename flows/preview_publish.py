@@ -28,8 +28,9 @@ from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning
 from refill.rules import preview as rules
+from refill.rules.window import window_vars
 from refill.warehouse import locking, ops, preview_store
-from refill.warehouse.dbt_runner import DbtProject, Selection, window_vars
+from refill.warehouse.dbt_runner import DbtProject, Selection
 from refill.warehouse.engine import warehouse_at
 
 

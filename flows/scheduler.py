@@ -37,8 +37,9 @@ from flows.tasks import ChunkFailed, ChunkResult, RunContext, build_chunk, retry
 from refill import interrupts, settings
 from refill.errors import FailedStep
 from refill.rules import schedule
+from refill.rules.failures import WHAT_TO_DO
 from refill.rules.planning import Chunk
-from refill.warehouse.dbt_runner import WHAT_TO_DO, shared_project
+from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.engine import is_transient, warehouse_at
 
 POLL_SECONDS = 0.2

@@ -20,9 +20,11 @@ from prefect.states import Failed
 from flows import artifacts, prefect_server
 from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
+from refill.rules.failures import WHAT_TO_DO
 from refill.rules.planning import Chunk
+from refill.rules.window import window_vars
 from refill.warehouse import locking, notify, ops, preview_store, run_liveness
-from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
+from refill.warehouse.dbt_runner import DbtProject
 from refill.warehouse.engine import ENGINE_ERRORS, is_transient, warehouse_at
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that

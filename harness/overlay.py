@@ -17,7 +17,8 @@ A caller runs refill or dbt on a copy with `REFILL_PROJECT_DIR=<copy>` (refill.s
 reads it) or `DbtProject(project_dir=copy)`, and arms a fault with `fault_environment`.
 Each replacement file must replace a file the product has, and may define only macros
 that file defines: when the product moves a macro, building the copy fails naming it,
-rather than the variant silently testing nothing.
+rather than the variant silently testing nothing. A replacement replaces the whole file,
+the `spark__` versions of its macros too: the broken variants run on DuckDB only.
 """
 
 from __future__ import annotations

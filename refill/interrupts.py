@@ -156,11 +156,6 @@ def _end_with(status: int, signum: int, frame) -> NoReturn:
     os._exit(status)
 
 
-def reset() -> None:
-    """Forget a previous interrupt (tests, and the demo's successive runs)."""
-    _state.requested = None
-
-
 def on_immediate_exit(cleanup: Callable[[], None]) -> None:
     """Run `cleanup` before a second signal ends the process (stop the temporary server)."""
     _state.on_exit.append(cleanup)

@@ -4,8 +4,10 @@ import the engines (duckdb, pyspark) and the orchestrator (prefect).
     python tools/layers.py [PACKAGE ...]        # default: every product package found
 
 Prints one line per finding and a summary; exits 1 when a rule is broken, so CI can run it:
-- no import cycle among the product's modules (imports inside functions count: they are
-  still arrows between modules, only deferred);
+- every module sits in one of LAYERS and every import arrow points down the layers or
+  within one (imports inside functions count: they are still arrows between modules, only
+  deferred); a module in no layer is a finding too, so a new one is placed on purpose;
+- no import cycle among the product's modules;
 - no product module over MAX_LINES lines;
 - only the modules in DUCKDB_HOMES import duckdb, only those in PYSPARK_HOMES import pyspark,
   only those in PREFECT_HOMES import prefect
@@ -25,6 +27,35 @@ MAX_LINES = 500
 DUCKDB_HOMES: tuple[str, ...] = ("refill.warehouse",)  # the one boundary to the engine
 PYSPARK_HOMES: tuple[str, ...] = ("refill.warehouse",)  # the same boundary, on Spark
 PREFECT_HOMES: tuple[str, ...] = ("flows",)  # the Prefect flows, tasks and artifacts
+
+# The layers, bottom first: a module may import its own layer and the ones below it only.
+# Each layer names modules, and packages as `package.*` (the package and every module in it).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # What every layer needs and that itself imports only from here: the package, the
+    # error classes, settings, the code version and the signal handling.
+    (
+        "shared",
+        ("refill", "refill.errors", "refill.settings", "refill.code_version", "refill.interrupts"),
+    ),
+    # Pure rules: no SQL, no engine, no orchestrator; the options' checks are rules on values.
+    ("rules", ("refill.rules.*", "refill.options")),
+    ("warehouse", ("refill.warehouse.*",)),
+    ("views", ("refill.views.*",)),
+    ("flows", ("flows.*",)),
+    # The entry modules: they may import everything. They still live in the refill package.
+    (
+        "cli",
+        (
+            "refill.__main__",
+            "refill.cli",
+            "refill.cli_options",
+            "refill.cli_preview",
+            "refill.cutover",
+            "refill.demo",
+            "refill.sample_data",
+        ),
+    ),
+)
 
 
 def modules(packages: list[str]) -> dict[str, Path]:
@@ -61,6 +92,26 @@ def internal_edges(found: dict[str, Path]) -> dict[str, set[str]]:
                 targets.add(imported)
         edges[name] = targets
     return edges
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the layer that names the module or a package holding it."""
+    for level, (_, names) in enumerate(LAYERS):
+        for name in names:
+            package = name.removesuffix(".*")
+            if module == name or (package != name and f"{module}.".startswith(f"{package}.")):
+                return level
+    return None
+
+
+def arrows_up(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import from a module to one in a higher layer."""
+    return sorted(
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if None not in (layer_of(source), layer_of(target)) and layer_of(target) > layer_of(source)
+    )
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -111,7 +162,10 @@ def main(argv: list[str]) -> int:
     packages = argv or [p for p in PRODUCT_PACKAGES if (ROOT / p).is_dir()]
     found = modules(packages)
     sizes = {name: len(path.read_text().splitlines()) for name, path in found.items()}
-    loops = cycles(internal_edges(found))
+    edges = internal_edges(found)
+    loops = cycles(edges)
+    unplaced = sorted(name for name in found if layer_of(name) is None)
+    upward = arrows_up(edges)
     oversized = sorted((n for n, s in sizes.items() if s > MAX_LINES), key=lambda n: -sizes[n])
     duckdb_users = importers(found, "duckdb")
     pyspark_users = importers(found, "pyspark")
@@ -121,6 +175,11 @@ def main(argv: list[str]) -> int:
     stray_prefect = [m for m in prefect_users if PREFECT_HOMES and not m.startswith(PREFECT_HOMES)]
 
     print(f"packages: {', '.join(packages)}: {len(found)} modules, {sum(sizes.values())} lines")
+    for name in unplaced:
+        print(f"in no layer: {name}")
+    for source, target in upward:
+        upper, lower = LAYERS[layer_of(target)][0], LAYERS[layer_of(source)][0]
+        print(f"arrow up: {source} ({lower}) imports {target} ({upper})")
     for loop in loops:
         print(f"cycle: {' <-> '.join(loop)}")
     for name in oversized:
@@ -129,13 +188,15 @@ def main(argv: list[str]) -> int:
     print(f"import pyspark ({len(pyspark_users)}): {', '.join(pyspark_users) or '-'}")
     print(f"import prefect ({len(prefect_users)}): {', '.join(prefect_users) or '-'}")
     print(
-        f"summary: {len(loops)} cycle(s), {len(oversized)} module(s) over {MAX_LINES} lines, "
+        f"summary: {len(upward)} arrow(s) up the layers, {len(unplaced)} module(s) in no layer, "
+        f"{len(loops)} cycle(s), {len(oversized)} module(s) over {MAX_LINES} lines, "
         f"largest {max(sizes.values(), default=0)} lines, "
         f"{len(duckdb_users)} importing duckdb ({len(stray_duckdb)} outside its home), "
         f"{len(pyspark_users)} importing pyspark ({len(stray_pyspark)} outside its home), "
         f"{len(prefect_users)} importing prefect ({len(stray_prefect)} outside its home)"
     )
-    return 1 if loops or oversized or stray_duckdb or stray_pyspark or stray_prefect else 0
+    broken = upward or unplaced or loops or oversized
+    return 1 if broken or stray_duckdb or stray_pyspark or stray_prefect else 0
 
 
 if __name__ == "__main__":

@@ -13,3 +13,13 @@
     {%- set result = run_query("select refill_landed_days(" ~ refill_string_literal(dataset) ~ ")") -%}
     {{ return(fromjson(result.columns[0].values()[0])) }}
 {% endmacro %}
+
+{% macro spark__refill_landed_days(dataset) %}
+    {#-- Spark: every day with a dt= folder, ready or not, oldest first (readiness.landed_days,
+         run by the engine as the verdicts are). --#}
+    {%- if not execute -%}{{ return([]) }}{%- endif -%}
+    {%- set result = run_query(
+        "select day from (" ~ refill_spark_readiness_transform_sql(refill_spark_readiness_request('days', dataset))
+        ~ ") order by day") -%}
+    {{ return(result.columns[0].values() | list) }}
+{% endmacro %}

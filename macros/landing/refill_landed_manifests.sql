@@ -40,3 +40,19 @@
             recursive := true
         )
 {% endmacro %}
+
+{% macro spark__refill_landed_manifests(dataset, window) %}
+    {#-- Spark: the window's verdicts as rows, one per day, from the table
+         spark__refill_window_readiness wrote in this build. --#}
+    select
+        day,
+        first(is_ready) as is_ready,
+        first(reason) as reason,
+        array_sort(collect_list(part_file)) as part_files,
+        first(manifest_files) as manifest_files,
+        first(manifest_records) as manifest_records,
+        cast(first(exported_at) as timestamp) as exported_at,
+        first(source_fingerprint) as source_fingerprint
+    from {{ refill_spark_readiness_relation(dataset, window) }}
+    group by day
+{% endmacro %}

@@ -76,3 +76,100 @@
     from first_islands
     where island_rank = 1;
 {% endmacro %}
+
+{% macro spark__refill_create_ops_relations() %}
+    {#--
+        Spark (on-run-start): the same ops relations as parquet tables, each external at
+        its folder (refill_spark_location). On the `spark` target the catalog lives in this
+        process's memory, so every invocation registers them again from their folders, and
+        with them the seeds and published models a previous process wrote (known from
+        ops.seed_loads and the ledger), and tells dbt's cache; a cluster's metastore
+        (`spark-cluster`) keeps them, and only the missing ones are created. Spark's parquet tables have no delete or update:
+        the ledger is partitioned by (model_name, partition_date) and replaced per day by a
+        dynamic overwrite (spark__refill_publish); the other logs are append-only, read
+        latest row wins. Runs its statements itself (Spark takes one per call); renders
+        nothing.
+    --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set ops = api.Relation.create(schema='ops', identifier='partition_ledger', type='table') -%}
+
+    {%- do refill_session_functions() -%}
+
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_ledger', type='table'),
+        refill_ops_columns_ddl('partition_ledger', spark=true, last=['model_name', 'partition_date']),
+        'model_name, partition_date') -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_attempts', type='table'),
+        refill_ops_columns_ddl('partition_attempts', spark=true)) -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='run_log', type='table'),
+        refill_ops_columns_ddl('run_log', spark=true)) -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='notification_outbox', type='table'),
+        refill_ops_columns_ddl('notification_outbox', spark=true)) -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
+        refill_ops_columns_ddl('seed_loads', spark=true)) -%}
+    {%- do run_query("refresh table ops.partition_ledger") -%}
+    {%- do run_query("refresh table ops.seed_loads") -%}
+
+    {#-- With a catalog that outlives the process (a cluster's metastore) the tables are
+         there already: nothing is registered again from folders. --#}
+    {%- if run_query("set spark.sql.catalogImplementation").columns[1].values()[0] == 'hive' -%}
+        {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
+        {{ return('') }}
+    {%- endif -%}
+
+    {#-- What a previous process published or loaded: registered from its files. A model
+         whose every published day is empty has no data file to read its columns from (an
+         empty day's overwrite writes none): registering it failed the next process with
+         UNABLE_TO_INFER_SCHEMA, so it is left to this invocation's publish, which registers
+         it with its shadow's columns (there are no rows to keep). --#}
+    {%- set published = run_query(
+        "select distinct model_name from ops.partition_ledger where rows_written > 0").columns[0].values() -%}
+    {%- set loaded = run_query("select distinct seed_id from ops.seed_loads").columns[0].values() -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if (node.resource_type == 'model' and node.config.materialized == 'partitioned'
+                and (node.alias or node.name) in published)
+            or (node.resource_type == 'seed' and node.unique_id in loaded) -%}
+            {%- do refill_spark_register(refill_node_relation(node)) -%}
+            {%- do run_query("refresh table " ~ refill_node_relation(node)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_data_as_of_sql() %}
+    {#-- ops.data_as_of on Spark: the complete-through day of each model, from the ledger. --#}
+    with islands as (
+        select
+            model_name,
+            partition_date,
+            published_at,
+            date_sub(partition_date, cast(row_number() over (
+                partition by model_name order by partition_date
+            ) as integer)) as island
+        from ops.partition_ledger
+        where status = 'published'
+    ),
+
+    first_islands as (
+        select
+            model_name,
+            island,
+            min(partition_date) as first_partition,
+            max(partition_date) as complete_through,
+            max(published_at) as published_at,
+            row_number() over (partition by model_name order by min(partition_date)) as island_rank
+        from islands
+        group by model_name, island
+    )
+
+    select
+        model_name,
+        first_partition,
+        complete_through as data_as_of,
+        published_at
+    from first_islands
+    where island_rank = 1
+{% endmacro %}

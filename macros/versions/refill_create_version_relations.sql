@@ -55,3 +55,32 @@
     where not exists (select 1 from ops.version_pointer where model_name = {{ refill_string_literal(model_name) }});
     {%- endfor %}
 {% endmacro %}
+
+{% macro spark__refill_create_version_relations() %}
+    {#-- Spark (on-run-start): the version pointer and its history as parquet tables at
+         their folders (registered again by every process). Spark's parquet has no update:
+         `refill cutover` on Spark appends a pointer row and the latest row per model wins
+         (max_by switched_at: refill.warehouse.cutover_store.append_switch). Runs its statements itself; renders nothing. --#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set pointer = api.Relation.create(schema='ops', identifier='version_pointer', type='table') -%}
+    {%- do refill_spark_register(pointer,
+        "model_name string, current_version int, previous_version int, switched_at timestamp, run_id string") -%}
+    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='version_switches', type='table'),
+        "model_name string, from_version int, to_version int, switched_at timestamp, run_id string,"
+        ~ " command string") -%}
+    {%- do run_query("refresh table ops.version_pointer") -%}
+    {%- for model_name, model in refill_versioned_models().items() %}
+        {%- set absent = "not exists (select 1 from ops.version_pointer where model_name = "
+            ~ refill_string_literal(model_name) ~ ")" -%}
+        {%- if run_query("select " ~ absent).columns[0].values()[0] -%}
+            {%- do run_query("insert into ops.version_switches select "
+                ~ refill_string_literal(model_name) ~ ", null, " ~ model.latest_version ~ ", "
+                ~ refill_run_started_at() ~ ", " ~ refill_string_literal(refill_run_id()) ~ ", "
+                ~ refill_string_literal('dbt ' ~ flags.WHICH ~ ': first pointer of a fresh warehouse, at latest_version')) -%}
+            {%- do run_query("insert into ops.version_pointer select "
+                ~ refill_string_literal(model_name) ~ ", " ~ model.latest_version ~ ", null, "
+                ~ refill_run_started_at() ~ ", " ~ refill_string_literal(refill_run_id())) -%}
+        {%- endif -%}
+    {%- endfor %}
+    {{ return('') }}
+{% endmacro %}

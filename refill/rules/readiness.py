@@ -379,11 +379,6 @@ def landed_days(landing_root: Path, dataset: str) -> list[date]:
     return sorted(days)
 
 
-def describe_unready(verdicts: list[DayReadiness]) -> str:
-    """One line naming every unready day and why, for an error message."""
-    return "; ".join(f"{v.day.isoformat()} ({v.reason})" for v in verdicts if not v.is_ready)
-
-
 def _with_reason(verdict: DayReadiness, reason: str) -> DayReadiness:
     return DayReadiness(**{**asdict(verdict), "reason": reason})
 

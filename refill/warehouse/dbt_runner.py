@@ -14,46 +14,19 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 from refill import settings
 from refill.code_version import content_sha256
 from refill.errors import UsageError
 from refill.rules.catalog import Catalog
+from refill.rules.failures import classify_failure
 from refill.warehouse.catalog import read_catalog
-
-# What a dbt result says went wrong, and what to do, has its own module; the flows read it
-# through this one.
-from refill.warehouse.dbt_outcomes import (  # noqa: F401 (re-exported)
-    WHAT_TO_DO,
-    BuildOutcome,
-    classify_failure,
-    one_line,
-    outcome_of,
-)
+from refill.warehouse.dbt_outcomes import BuildOutcome, one_line, outcome_of
 
 
 class DbtError(RuntimeError):
     """A dbt invocation failed; the message is dbt's first error, on one line."""
-
-
-def window_vars(
-    start: date,
-    end: date,
-    run_id: str | None = None,
-    is_backfill: bool = False,
-    allow_wide_window: bool = False,
-) -> dict:
-    """The dbt vars of a window build: the one shape the flows pass to dbt."""
-    variables: dict = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-    if run_id:
-        variables["refill_run_id"] = run_id
-    if is_backfill:
-        variables["refill_is_backfill"] = True
-    if allow_wide_window:
-        variables["allow_wide_window"] = True
-    return variables
 
 
 def export_paths() -> None:

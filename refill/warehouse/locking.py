@@ -406,14 +406,3 @@ def is_duckdb_file(path: Path) -> bool:
     except OSError:
         return False
     return head[8:12] == _DUCKDB_MAGIC
-
-
-def wait_until_writable(
-    warehouse: Path,
-    wait_seconds: float,
-    on_wait: Callable[[Holder | FileHolder], None] | None = None,
-) -> None:
-    """Wait until no process outside refill has the warehouse open (see open_for_writing)."""
-    connection = open_for_writing(warehouse, wait_seconds, on_wait)
-    if connection is not None:
-        connection.close()

@@ -224,14 +224,6 @@ def refusal_now(facts: str, start: date, end: date) -> str:
     return reason or ""
 
 
-def read_saved_report(connection, preview_id: str) -> dict | None:
-    row = connection.execute(
-        "select report from ops.refill_previews where preview_id = ?",
-        [checked_preview_id(preview_id)],
-    ).fetchone()
-    return json.loads(row[0]) if row and row[0] else None
-
-
 def drop_preview(connection, preview_id: str) -> None:
     """Every table the preview kept, and its record."""
     prefix = checked_preview_id(preview_id) + "__"

@@ -11,8 +11,9 @@ from datetime import date, timedelta
 import pytest
 
 from refill.rules.readiness import day_folder
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, write_days
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.warehouse.dbt_runner import outcome_of
 from tests.helpers import expected_day, published_by_day, query, snapshot
 
 JAN = date(2026, 1, 1)

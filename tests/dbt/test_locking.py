@@ -77,7 +77,7 @@ def test_history_waits_while_a_live_run_waits(tmp_path):
         pass
 
 
-# -- finding 11: a live holder is never displaced; a dead one's lock is free at once -----------
+# -- a live holder is never displaced; a dead one's lock is free at once ----------------------
 
 
 def rewrite_holder_record(warehouse, **changes) -> None:

@@ -8,8 +8,8 @@ from datetime import date, timedelta
 
 import pytest
 
+from refill.rules.window import window_vars
 from refill.sample_data import write_days
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import patched_dbt_project, query, snapshot
 
 FIRST = date(2026, 2, 1)

@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import (
     armed_dbt_project,
     expected_day,

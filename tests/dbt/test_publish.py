@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from refill.rules.readiness import day_folder
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import DbtProject, window_vars
+from refill.warehouse.dbt_runner import DbtProject
 from tests.helpers import (
     armed_dbt_project,
     expected_day,
@@ -154,7 +155,8 @@ def test_a_kill_inside_publish_leaves_every_relation_as_it_was(
     }
     script = (
         "import sys; from datetime import date; "
-        "from refill.warehouse.dbt_runner import DbtProject, window_vars; "
+        "from refill.rules.window import window_vars; "
+        "from refill.warehouse.dbt_runner import DbtProject; "
         "DbtProject().build(window_vars(date(2026, 1, 1), date(2026, 1, 3)))"
     )
     child = subprocess.Popen([sys.executable, "-c", script], env=environment)

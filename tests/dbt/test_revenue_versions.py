@@ -9,8 +9,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import armed_dbt_project, query
 
 JAN = date(2026, 1, 1)

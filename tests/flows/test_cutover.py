@@ -26,9 +26,10 @@ from refill.rules.cutover import (
     versioned_model,
 )
 from refill.rules.readiness import day_folder
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
 from refill.views.cutover_report import render
-from refill.warehouse.dbt_runner import shared_project, window_vars
+from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import query
 
 JAN = date(2026, 1, 1)

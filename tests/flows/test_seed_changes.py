@@ -15,9 +15,10 @@ import pytest
 
 from refill import settings
 from refill.rules.planning import DayState
+from refill.rules.window import window_vars
 from refill.sample_data import payment_line, write_landed_day
 from refill.settings import PACKAGE_PROJECT_DIR
-from refill.warehouse.dbt_runner import shared_project, window_vars
+from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import (
     DBT_SEED_CHECKSUM_LIMIT,
     FX_SEED,

@@ -11,9 +11,10 @@ import pytest
 
 from harness import overlay
 from harness.variants import VARIANTS
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_days
 from refill.warehouse import ops
-from refill.warehouse.dbt_runner import DbtProject, window_vars
+from refill.warehouse.dbt_runner import DbtProject
 from tests.helpers import snapshot
 
 FIRST = date(2026, 3, 1)

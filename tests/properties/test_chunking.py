@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refill.rules.window import window_vars
 from refill.sample_data import payment_line, write_landed_day
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import snapshot
 from tests.properties.conftest import copy_warehouse
 

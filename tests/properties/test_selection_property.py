@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from refill.errors import UsageError
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import query
 
 DAY = date(2026, 5, 4)

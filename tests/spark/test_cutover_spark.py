@@ -14,9 +14,10 @@ import pytest
 
 from refill import cutover as cutover_module
 from refill.errors import RefillError
+from refill.rules.window import window_vars
 from refill.sample_data import write_days
 from refill.warehouse import board_reads
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.warehouse.dbt_runner import outcome_of
 from refill.warehouse.spark_engine import SparkConnection
 from refill.warehouse.spark_thrift import SparkClusterWarehouse
 from tests.spark.test_spark_pipeline import JAN, SPEC, build, day

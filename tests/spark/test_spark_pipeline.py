@@ -15,8 +15,9 @@ import pytest
 
 from refill import settings
 from refill.errors import FailedStep
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, payment_line, write_days, write_landed_day
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.warehouse.dbt_runner import outcome_of
 from tests.helpers import expected_day, query
 
 pytestmark = pytest.mark.spark

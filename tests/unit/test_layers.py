@@ -56,3 +56,35 @@ def test_a_module_over_the_size_limit_fails(layers, tmp_path, capsys):
     write(tmp_path, "refill.big", "X = 1\n" * (layers.MAX_LINES + 1))
     assert layers.main(["refill"]) == 1
     assert f"over {layers.MAX_LINES} lines: refill.big" in capsys.readouterr().out
+
+
+def test_an_arrow_up_the_layers_fails_even_without_a_cycle(layers, tmp_path, capsys):
+    write(tmp_path, "refill.rules.plan", "def f():\n    from refill.warehouse import ops\n")
+    write(tmp_path, "refill.warehouse.ops", "X = 1\n")
+    write(tmp_path, "refill.views.status", "from flows import daily\n")
+    write(tmp_path, "flows.daily", "X = 1\n")
+    write(tmp_path, "flows.tasks", "from refill import cli\n")
+    write(tmp_path, "refill.cli", "from flows import daily\nfrom refill.views import status\n")
+    assert layers.main(["refill", "flows"]) == 1
+    out = capsys.readouterr().out
+    assert "arrow up: refill.rules.plan (rules) imports refill.warehouse.ops (warehouse)" in out
+    assert "arrow up: refill.views.status (views) imports flows.daily (flows)" in out
+    assert "arrow up: flows.tasks (flows) imports refill.cli (cli)" in out
+    assert "refill.cli (cli) imports" not in out  # the top imports anything below it
+    assert "0 module(s) in no layer, 0 cycle(s)" in out  # the arrows alone fail it
+
+
+def test_a_shared_module_importing_a_layer_fails(layers, tmp_path, capsys):
+    write(tmp_path, "refill.settings", "from refill.rules import planning\n")
+    write(tmp_path, "refill.rules.planning", "from refill import errors\n")
+    write(tmp_path, "refill.errors", "X = 1\n")
+    assert layers.main(["refill"]) == 1
+    assert "arrow up: refill.settings (shared) imports refill.rules.planning (rules)" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_module_in_no_layer_fails(layers, tmp_path, capsys):
+    write(tmp_path, "refill.helpers", "X = 1\n")
+    assert layers.main(["refill"]) == 1
+    assert "in no layer: refill.helpers" in capsys.readouterr().out
