@@ -156,8 +156,9 @@ def _record(connection, preview_id, run_id, plan: BackfillPlan, selection) -> ru
         end=plan.window.end,
         models=models,
         chunks=[(chunk.start, chunk.end) for chunk in plan.chunks],
-        code_versions={model: code for model, _, code, _, _ in kept},
-        fingerprints={rules.state_key(m, day): fp for m, day, _, fp, _ in kept if fp},
+        code_versions={model: code for model, _, code, *_ in kept},
+        fingerprints={rules.state_key(m, day): fp for m, day, _, fp, *_ in kept if fp},
+        references={rules.state_key(m, day): ref for m, day, *_, ref in kept if ref is not None},
         published=preview_store.read_published_state(
             connection, models, plan.window.start, plan.window.end
         ),
@@ -323,6 +324,7 @@ def _what_changed(project: DbtProject, record: rules.PreviewRecord) -> str | Non
         code_versions=project.code_versions(),
         current_fingerprints=fingerprints,
         published=published,
+        current_references=project.catalog.reference_fingerprints(record.start, record.end),
     )
 
 

@@ -34,8 +34,9 @@
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
         refill_ops_columns_ddl('seed_loads', spark=true)) -%}
     {#-- The readiness verdicts refill recorded (refill/warehouse/spark_readiness.py): one
-         row per day and part file, with the file's sha256; the latest recording of a day
-         wins. The gate and the line reader check the bytes they read against it. --#}
+         row per day and part file, with the file's sha256, and the day's reference
+         fingerprint with the seed files' sha256; the latest recording of a day wins. The
+         gate and the line reader check the bytes they read against it. --#}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='readiness_verdicts', type='table'),
         refill_spark_verdict_columns()) -%}
     {%- do run_query("refresh table ops.partition_ledger") -%}
@@ -98,5 +99,6 @@
     {{ return(
         "dataset string, day date, is_ready boolean, reason string, part_file string,"
         ~ " part_sha256 string, manifest_files bigint, manifest_records bigint, exported_at string,"
-        ~ " source_fingerprint string, recorded_at timestamp") }}
+        ~ " source_fingerprint string, recorded_at timestamp, reference_fingerprint string,"
+        ~ " seed_contents string") }}
 {% endmacro %}

@@ -22,7 +22,7 @@ from refill import settings
 from refill.code_version import content_sha256
 from refill.errors import FailedStep, UsageError
 from refill.rules.catalog import Catalog
-from refill.warehouse.catalog import read_catalog
+from refill.warehouse.catalog import read_catalog, seed_file
 
 
 class DbtError(RuntimeError):
@@ -282,7 +282,7 @@ class DbtProject:
         (refill.code_version.content_sha256), whatever its size. dbt's checksum of a seed
         over 1 MiB is its path, which no changed rate changes."""
         return {
-            unique_id: content_sha256(Path(node.root_path) / node.original_file_path)
+            unique_id: content_sha256(seed_file(node))
             for unique_id, node in self.manifest.nodes.items()
             if node.resource_type == "seed"
         }
@@ -366,13 +366,14 @@ def _relation_name(node) -> str:
 
 # The message classes of contract D5 ("refill <class>: ..."), raised by the project's macros,
 # and the step each one names. A window or input refusal stops the build before it writes.
-MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|project):")
+MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|reference|project):")
 STEP_OF_CLASS = {
     "readiness": FailedStep.READINESS,
     "audit": FailedStep.AUDIT,
     "publish": FailedStep.PUBLISH,
     "window": FailedStep.BUILD,
     "input": FailedStep.BUILD,
+    "reference": FailedStep.BUILD,
     "project": FailedStep.BUILD,
 }
 # What DuckDB says when another process holds the file, or the disk stumbled: the only
@@ -397,6 +398,9 @@ WHAT_TO_DO = {
     "logs/dbt.log is fixed",
     "window": "nothing was written; fix the window",
     "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
+    # a seed file changed since the warehouse loaded it (refill's commands load it first)
+    "reference": "nothing was written; load the seeds (`dbt seed`) or rerun the refill command, "
+    "which loads them",
     "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
     # a partitioned model without its audits or ledger post-hooks (refused before any write;
     # `dbt compile` runs no hooks, so it would not show the refusal)

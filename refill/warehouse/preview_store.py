@@ -64,13 +64,15 @@ def _kept_ledger(relation: str) -> str:
     return relation[:-1] + '__ledger"'
 
 
-def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int]]:
-    """(model, day, code_version, source_fingerprint, rows_written) the preview computed."""
+def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
+    """(model, day, code_version, source_fingerprint, rows_written, reference_fingerprint)
+    the preview computed."""
     rows = []
     for model, relation in kept_relations(connection, preview_id).items():
         rows += connection.execute(
-            "select model_name, partition_date, code_version, source_fingerprint, rows_written "
-            f"from {_kept_ledger(relation)} where model_name = ? order by partition_date",
+            "select model_name, partition_date, code_version, source_fingerprint, rows_written, "
+            f"reference_fingerprint from {_kept_ledger(relation)} where model_name = ? "
+            "order by partition_date",
             [model],
         ).fetchall()
     return rows
@@ -98,6 +100,7 @@ def save_record(connection, record: PreviewRecord, report: dict) -> None:
         "code_versions": record.code_versions,
         "fingerprints": record.fingerprints,
         "published": record.published,
+        "references": record.references,
     }
     connection.execute(
         "insert into ops.refill_previews values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -139,6 +142,7 @@ def read_record(connection, preview_id: str) -> PreviewRecord | None:
         code_versions=body["code_versions"],
         fingerprints=body["fingerprints"],
         published=body["published"],
+        references=body.get("references", {}),  # none in a record from before they were kept
     )
 
 

@@ -9,6 +9,11 @@ naming the day and the command below, and the line reader (spark__refill_read_la
 checks the bytes it reads against the recorded sha256 (Spark's sha2): a file rewritten
 after its verdict stops the build instead of being computed unverified.
 
+Each day's reference fingerprint (what it reads of the seeds, refill.rules.reference) is
+recorded beside its verdict, with the sha256 of the seed files it was computed from: the
+staging model checks those against the loads ops.seed_loads records (Spark's sha2 of the
+file loaded), so a ledger never names rates the warehouse did not load.
+
 refill's flows on Spark call record_verdicts on their own session before each chunk;
 from a shell: `python -m refill.warehouse.spark_readiness payments 2026-01-01 2026-01-07`.
 """
@@ -20,7 +25,7 @@ import sys
 from datetime import UTC, date, datetime
 
 from refill import settings
-from refill.rules import readiness
+from refill.rules import readiness, reference
 from refill.warehouse import partition_locks
 
 # profiles.yml's `spark` target reads the same variable with the same default.
@@ -30,13 +35,21 @@ VERDICTS_FOLDER = "ops.db/readiness_verdicts"  # where the catalog's ops.readine
 VERDICT_SCHEMA = (
     "dataset string, day date, is_ready boolean, reason string, part_file string,"
     " part_sha256 string, manifest_files bigint, manifest_records bigint, exported_at string,"
-    " source_fingerprint string, recorded_at timestamp"
+    " source_fingerprint string, recorded_at timestamp, reference_fingerprint string,"
+    " seed_contents string"
 )  # the same columns as refill_spark_verdict_columns (macros/ops/)
 
 
-def verdict_rows(dataset: str, start: date, end: date, recorded_at: datetime) -> list[tuple]:
-    """One row per day and part file (one row with no file for a day without any)."""
+def verdict_rows(
+    dataset: str, start: date, end: date, recorded_at: datetime, reads=None
+) -> list[tuple]:
+    """One row per day and part file (one row with no file for a day without any). `reads`:
+    what the dataset's days read of the seeds; by default its declaration in the project."""
     root = settings.landing_root()
+    if reads is None:
+        reads = _declared_reads(dataset)
+    fingerprints, contents = reference.window_fingerprints(reads, start, end)
+    seed_contents = ",".join(sorted(f"{seed_id}={sha}" for seed_id, sha in contents.items()))
     rows = []
     for verdict in readiness.window_readiness(root, dataset, start, end):
         day_fields = (dataset, verdict.day, verdict.is_ready, verdict.reason)
@@ -46,6 +59,8 @@ def verdict_rows(dataset: str, start: date, end: date, recorded_at: datetime) ->
             verdict.exported_at,
             verdict.source_fingerprint,
             recorded_at,
+            fingerprints[verdict.day],
+            seed_contents,
         )
         if not verdict.is_ready or not verdict.part_files:
             rows.append((*day_fields, None, None, *tail))
@@ -56,10 +71,17 @@ def verdict_rows(dataset: str, start: date, end: date, recorded_at: datetime) ->
     return rows
 
 
-def record_verdicts(spark, dataset: str, start: date, end: date) -> int:
+def _declared_reads(dataset: str):
+    from refill.warehouse.dbt_runner import shared_project
+
+    (found,) = [d for d in shared_project().catalog.datasets if d.name == dataset]
+    return found.reference
+
+
+def record_verdicts(spark, dataset: str, start: date, end: date, reads=None) -> int:
     """Append the window's verdicts to ops.readiness_verdicts (by its folder, so any
     process's catalog sees them); returns the number of unready days."""
-    rows = verdict_rows(dataset, start, end, datetime.now(UTC).replace(tzinfo=None))
+    rows = verdict_rows(dataset, start, end, datetime.now(UTC).replace(tzinfo=None), reads)
     folder = spark.conf.get("spark.sql.warehouse.dir").rstrip("/") + "/" + VERDICTS_FOLDER
     with partition_locks.appends_in_turn(spark.conf.get("spark.sql.warehouse.dir")):
         spark.createDataFrame(rows, VERDICT_SCHEMA).write.mode("append").parquet(folder)

@@ -103,6 +103,12 @@ def test_a_window_on_spark_publishes_what_duckdb_publishes_rebuilds_and_reexport
     current = spark_dbt.code_versions()
     ledger = rows(spark, "select distinct model_name, code_version from ops.partition_ledger")
     assert ledger and all(code == current[model] for model, code in ledger), (ledger, current)
+    # and each day's reference fingerprint (the seed rows it read) is the one refill computes
+    read = rows(
+        spark, "select distinct partition_date, reference_fingerprint from ops.partition_ledger"
+    )
+    now = spark_dbt.catalog.reference_fingerprints(day(1), day(2))
+    assert sorted(read) == [(d, fingerprints[0]) for d, fingerprints in sorted(now.items())]
 
     monkeypatch.delenv("DBT_TARGET")
     duckdb_file = tmp_path / "duckdb" / "refill.duckdb"

@@ -30,6 +30,12 @@ def record(**changes) -> rules.PreviewRecord:
             rules.state_key("fct_payments", DAY + timedelta(days=1)): "fp-2",
         },
         "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+        "references": {
+            rules.state_key("fct_payments", DAY): "fx_rates_daily:aa,markets:bb",
+            rules.state_key(
+                "fct_payments", DAY + timedelta(days=1)
+            ): "fx_rates_daily:cc,markets:bb",
+        },
     }
     return rules.PreviewRecord(**{**fields, **changes})
 
@@ -40,6 +46,10 @@ def unchanged() -> dict:
         "code_versions": {"fct_payments": "code-a"},
         "current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-2"}},
         "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+        "current_references": {
+            DAY: ["fx_rates_daily:aa,markets:bb"],
+            DAY + timedelta(days=1): ["fx_rates_daily:cc,markets:bb"],
+        },
     }
 
 
@@ -55,6 +65,15 @@ def test_nothing_changed_may_be_published():
         (
             {"current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-9"}}},
             "day 2025-03-02 was re-exported",
+        ),
+        (
+            {
+                "current_references": {
+                    DAY: ["fx_rates_daily:aa,markets:bb"],
+                    DAY + timedelta(days=1): ["fx_rates_daily:dd,markets:bb"],
+                }
+            },
+            "fx_rates_daily changed for day 2025-03-02 since preview p0123456789ab",
         ),
         (
             {"published": {rules.state_key("fct_payments", DAY): ["run-daily", "code-a"]}},
