@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test lint unit fuzz bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test check unit lint fuzz harness-long bench bench-quick bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -24,15 +24,35 @@ $(VENV)/.installed-spark: $(VENV)/.installed pyproject.toml constraints.txt cons
 demo: setup
 	$(BIN)/refill demo
 
-## Lint, then every test (dbt unit and data tests run inside the pytest suite; the Spark
-## tests, tests/spark/, on a local Spark).
+## Lint, then every test of every tier (pyproject.toml's markers: pure, dbt, flows,
+## harness, spark, slow; dbt unit and data tests run inside them; the Spark tests on a
+## local Spark), on every core: pytest-xdist hands each worker a test file at a time, the
+## Spark tests as one unit (one Spark session). `pytest -m <tier>` runs one tier.
+WORKERS ?= auto
 test: setup setup-spark lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(WORKERS)
+
+## The inner loop: lint, then the pure tests.
+check: lint unit
+
+## The pure tier (tests/unit): no Prefect, no dbt, no child process; seconds.
+unit: setup
+	$(BIN)/pytest -m pure tests/unit -q
 
 ## The properties' long search (tests/properties/): a random search, 500 examples each;
 ## the suite runs the same properties derandomized and bounded ("ci" profile).
 fuzz: setup
 	HYPOTHESIS_PROFILE=long $(BIN)/pytest tests/properties --hypothesis-show-statistics
+
+## The harness's long run (docs/harness.md): 300 scenarios of the real code from seed 2000,
+## and each broken variant searched for over the CI budget (the suite checks each at its
+## pinned seed): a variant no scenario catches (no "caught:" line) fails the target.
+harness-long: setup
+	$(BIN)/python -m harness.run --scenarios 300 --seed 2000 --jobs 2
+	for variant in $$($(BIN)/python -c 'from harness.variants import VARIANTS; print(*VARIANTS)'); do \
+		$(BIN)/python -m harness.run --variant $$variant --stop-on-violation --jobs 2 \
+			| tee /dev/stderr | grep '^  caught: ' >/dev/null || exit 1; \
+	done
 
 lint: setup
 	$(BIN)/ruff check refill flows tests harness bench tools
@@ -48,8 +68,8 @@ bench: setup
 bench-quick: setup
 	$(BIN)/python -m bench.run --quick
 
-## The benchmark's Spark section (docs/performance.md, On Spark): refill on Spark at
-## concurrency 1 and 2 against dbt-spark's microbatch, Spark's start-up apart. Needs Java.
+## The benchmark's Spark section (docs/performance.md, On Spark): refill at concurrency 1,
+## 2 and 3 against dbt-spark's microbatch, on a local cluster it starts and stops. Needs Java.
 bench-spark: setup-spark
 	$(BIN)/python -m bench.run --spark
 

@@ -1,18 +1,21 @@
-"""The benchmark's Spark section: `refill backfill` on DBT_TARGET=spark at concurrency 1 and
-2 against dbt-spark's own `microbatch` strategy on the same landing, with Spark's start-up
-measured apart in the same run. Needs the spark extra and Java (`make setup-spark`);
-`make bench` never runs it.
+"""The benchmark's Spark section, on the local Spark cluster (tools/spark_cluster.py, the
+`spark-cluster` target): `refill backfill` at concurrency 1, 2 and 3 against dbt-spark's own
+`microbatch` strategy on the same landing and the same cluster, side by side in one run.
+Needs the spark extra and Java (`make setup-spark`); `make bench` never runs it.
 
-    python -m bench.run --spark              # 8 days × 2,000 payments, 4-day chunks, 1 run
+    python -m bench.run --spark              # 12 days × 2,000 payments, 2-day chunks, 1 run
     python -m bench.spark --days 4 --payments 500 --repeat 1
     python -m bench.spark --publish          # also docs/bench-spark-latest.json, performance.md
 
-Contenders, each a cold process of its own on a fresh warehouse folder:
-  spark-startup  python -m bench.spark_startup: a session started, one query, stopped
+The cluster (a master, one worker with --cores cores, a Thrift Server) is started once,
+timed apart, and stopped at the end; every contender is a cold client process on an emptied
+warehouse of it, so none pays a Spark start-up:
   refill-c1      python -m refill backfill --chunk-days N --max-concurrency 1
-  refill-c2      the same at --max-concurrency 2 (a worker process per slot)
+  refill-c2      the same at --max-concurrency 2 (two worker processes, a connection each)
+  refill-c3      the same at --max-concurrency 3 (the warehouse's Prefect limit set to 3)
   microbatch     dbt build of bench/spark_microbatch_project (dbt-spark's microbatch,
                  batch_size day, refill's own row rules) with --event-time-start/-end
+A contender's CPU is its own processes'; the cluster's CPU while it ran is in its details.
 
 Writes bench/out/spark/bench-spark-results.{json,md}. How to read it: docs/performance.md,
 "On Spark".
@@ -36,6 +39,7 @@ from bench import reconcile
 from bench.contenders import _BACKFILL_SUMMARY, BENCH_DIR, REPO_DIR, Run, Workbench
 from bench.landing import LandingSize, ensure_landing, landed_bytes
 from bench.spark_report import RESULTS_NAME, markdown, publish, summarise
+from tools import spark_cluster
 
 SPARK_MICROBATCH_PROJECT = BENCH_DIR / "spark_microbatch_project"
 DEFAULT_OUT = REPO_DIR / "bench" / "out" / "spark"
@@ -44,17 +48,16 @@ FIRST_DAY = date(2025, 1, 1)  # inside the fx seed (2024-01-01 .. 2027-12-31)
 
 @dataclass
 class SparkBenchConfig:
-    # 8 days × 2,000 payments (16,000 lines, 2 chunks of 4 days): on this 2-core machine a
-    # cold Spark process costs 20-45 s before any work and a chunk minutes whatever its
-    # size, so two chunks (one after the other at concurrency 1, at once at 2) are the
-    # fewest that show both, and one repetition fits in half an hour on a loaded machine.
-    days: int = 8
+    # 12 days × 2,000 payments in 2-day chunks: six chunks, so concurrency 1, 2 and 3 run
+    # them in six, three and two rounds; a chunk costs tens of seconds on the cluster here,
+    # whatever its size, so more days would measure the same overheads for longer.
+    days: int = 12
     payments: int = 2_000
-    chunk_days: int = 4
+    chunk_days: int = 2
     repeat: int = 1
     start: date = FIRST_DAY
-    # the same Spark for every contender: the `spark` target's default master
-    master: str = "local[2]"
+    cores: int = spark_cluster.DEFAULT_CORES  # the worker's
+    concurrencies: tuple[int, ...] = (1, 2, 3)
 
     @property
     def end(self) -> date:
@@ -166,8 +169,8 @@ def totals(days: dict[str, dict]) -> dict:
     }
 
 
-def fresh_folder(bench: Workbench, role: str) -> Path:
-    folder = bench.role_dir(role) / "spark-warehouse"
+def fresh_folder(bench: Workbench, role: str, name: str) -> Path:
+    folder = bench.role_dir(role) / name
     if folder.exists():
         import shutil
 
@@ -176,41 +179,79 @@ def fresh_folder(bench: Workbench, role: str) -> Path:
     return folder
 
 
-def spark_env(config: SparkBenchConfig, folder: Path) -> dict[str, str | None]:
-    return {
-        "DBT_TARGET": "spark",
-        "REFILL_SPARK_WAREHOUSE": str(folder),
-        "REFILL_SPARK_MASTER": config.master,
-        "REFILL_WAREHOUSE": None,
-    }
+def cluster_env(cluster: spark_cluster.Cluster, locks: Path) -> dict[str, str | None]:
+    return {**cluster.environment(), "REFILL_SPARK_WAREHOUSE": str(locks), "REFILL_WAREHOUSE": None}
 
 
-def startup(bench: Workbench, config: SparkBenchConfig, landing: Path, name: str) -> Run:
-    role = "spark-startup"
-    folder = fresh_folder(bench, role)
-    command = [bench.python, "-m", "bench.spark_startup", "--warehouse", str(folder)]
+def cluster_cpu_seconds(cluster: spark_cluster.Cluster) -> float:
+    """CPU seconds of the cluster's processes so far (the Thrift Server's driver, the
+    worker and its executors, the master)."""
+    import psutil
+
+    total = 0.0
+    for pid in cluster.pids.values():
+        try:
+            root = psutil.Process(pid)
+            for process in [root, *root.children(recursive=True)]:
+                times = process.cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+        except psutil.Error:
+            continue
+    return total
+
+
+def kept_tables(cluster: spark_cluster.Cluster, bench: Workbench, role: str) -> Path:
+    """The contender's published tables copied out of the cluster's warehouse (the next
+    contender empties it), for the reconciliation at the end."""
+    import shutil
+
+    kept = fresh_folder(bench, role, "published")
+    warehouse = Path(cluster.state) / "warehouse" / "main.db"
+    for table in ("fct_payments", "payments_quarantine", "stg_payments__lines"):
+        if (warehouse / table).is_dir():
+            shutil.copytree(warehouse / table, kept / "main.db" / table)
+    return kept
+
+
+def on_cluster(
+    bench: Workbench,
+    cluster: spark_cluster.Cluster,
+    role: str,
+    name: str,
+    command: list[str],
+    cwd: Path,
+    landing: Path,
+) -> tuple[object, dict]:
+    """Run one contender on an emptied warehouse of the cluster, measured; returns the
+    measurement and the cluster's CPU seconds meanwhile."""
+    spark_cluster.reset(cluster)
+    locks = fresh_folder(bench, role, "locks")
+    before = cluster_cpu_seconds(cluster)
     measurement = bench.measure(
-        role, name, command, REPO_DIR, landing, folder, env=spark_env(config, folder)
+        role, name, command, cwd, landing, locks, env=cluster_env(cluster, locks)
     )
-    phases = Path(measurement.log).read_text(errors="replace").splitlines()
-    details = {"phases": next((line for line in phases if "spark start-up:" in line), "")}
-    return Run(role, "Spark session: start, one query, stop", 0, measurement, {}, details)
+    return measurement, {"cluster_cpu_seconds": round(cluster_cpu_seconds(cluster) - before, 1)}
 
 
 def refill_backfill(
-    bench: Workbench, config: SparkBenchConfig, landing: Path, concurrency: int, name: str
+    bench: Workbench,
+    cluster: spark_cluster.Cluster,
+    config: SparkBenchConfig,
+    landing: Path,
+    concurrency: int,
+    name: str,
 ) -> tuple[Run, dict]:
     role = f"refill-c{concurrency}"
-    folder = fresh_folder(bench, role)
     command = [bench.python, "-m", "refill", "backfill"]
     command += ["--start", config.start.isoformat(), "--end", config.end.isoformat()]
     command += ["--chunk-days", str(config.chunk_days), "--max-concurrency", str(concurrency)]
-    measurement = bench.measure(
-        role, name, command, bench.product_dir, landing, folder, env=spark_env(config, folder)
+    measurement, details = on_cluster(
+        bench, cluster, role, name, command, bench.product_dir, landing
     )
-    days = published_days(refill_tables(folder), config.start, config.end)
+    kept = kept_tables(cluster, bench, role)
+    days = published_days(refill_tables(kept), config.start, config.end)
     summary = _BACKFILL_SUMMARY.search(Path(measurement.log).read_text(errors="replace"))
-    details = {"warehouse": str(folder), "per_day": days, "concurrency": concurrency}
+    details.update({"warehouse": str(kept), "per_day": days, "concurrency": concurrency})
     if summary:
         details["flow_seconds"] = float(summary["seconds"])
     label = f"refill backfill {config.days}d, --max-concurrency {concurrency}"
@@ -218,10 +259,13 @@ def refill_backfill(
 
 
 def microbatch(
-    bench: Workbench, config: SparkBenchConfig, landing: Path, name: str
+    bench: Workbench,
+    cluster: spark_cluster.Cluster,
+    config: SparkBenchConfig,
+    landing: Path,
+    name: str,
 ) -> tuple[Run, dict]:
     role = "microbatch"
-    folder = fresh_folder(bench, role)
     command = bench.dbt_command(
         role,
         SPARK_MICROBATCH_PROJECT,
@@ -231,23 +275,37 @@ def microbatch(
         "--event-time-end",
         (config.end + timedelta(days=1)).isoformat(),  # exclusive
     )
-    measurement = bench.measure(
-        role,
-        name,
-        command,
-        SPARK_MICROBATCH_PROJECT,
-        landing,
-        folder,
-        env=spark_env(config, folder),
+    measurement, details = on_cluster(
+        bench, cluster, role, name, command, SPARK_MICROBATCH_PROJECT, landing
     )
-    days = published_days(microbatch_tables(folder), config.start, config.end)
+    kept = kept_tables(cluster, bench, role)
+    days = published_days(microbatch_tables(kept), config.start, config.end)
     label = f"dbt-spark microbatch {config.days}d"
-    details = {"warehouse": str(folder), "per_day": days}
+    details.update({"warehouse": str(kept), "per_day": days})
     return Run(role, label, config.days, measurement, totals(days), details), days
 
 
+def allow_slots(api_url: str, slots: int) -> None:
+    """The warehouse's Prefect concurrency limit (settings.WAREHOUSE_LIMIT_NAME) created with
+    `slots` on the bench's own server, so --max-concurrency 3 really runs three chunks."""
+    import subprocess
+
+    code = (
+        "from flows.scheduler import ensure_warehouse_limit; from refill import settings; "
+        f"ensure_warehouse_limit(settings.WAREHOUSE_LIMIT_NAME, {slots})"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PREFECT_API_URL": api_url},
+        cwd=REPO_DIR,
+        check=True,
+        timeout=300,
+    )
+
+
 def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=print) -> dict:
-    """Measure Spark's start-up and the three contenders; return the results (also written)."""
+    """Start the cluster, measure the contenders on it, stop it; return the results (also
+    written)."""
     from bench.run import describe_environment, start_prefect_server
 
     out.mkdir(parents=True, exist_ok=True)
@@ -260,7 +318,9 @@ def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=
         "chunk_days": config.chunk_days,
         "repeat": config.repeat,
         "start": config.start.isoformat(),
-        "master": config.master,
+        "worker_cores": config.cores,
+        "executor_memory": spark_cluster.DEFAULT_EXECUTOR_MEMORY,
+        "driver_memory": spark_cluster.DEFAULT_DRIVER_MEMORY,
         "landed_mb": landed_bytes(landing) / 1e6,
     }
     environment = describe_environment(product_dir)
@@ -277,34 +337,41 @@ def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=
         m = run.measurement
         log(
             f"bench spark [{len(runs)}] {run.contender} {run.label}: {m.wall_seconds:.1f}s wall, "
-            f"{m.cpu_seconds:.1f}s CPU, {m.peak_rss_bytes / 1024**2:.0f} MiB peak, "
-            f"others {m.other_cores:.2f} cores"
+            f"{m.cpu_seconds:.1f}s CPU (+{run.details['cluster_cpu_seconds']:.1f}s on the "
+            f"cluster), {m.peak_rss_bytes / 1024**2:.0f} MiB peak, others {m.other_cores:.2f} cores"
         )
 
+    state = out / "cluster"
+    started = time.monotonic()
+    cluster = spark_cluster.start(state, cores=config.cores)
+    parameters["cluster_start_seconds"] = round(time.monotonic() - started, 1)
+    log(f"bench spark: cluster up in {parameters['cluster_start_seconds']}s, {config.cores} cores")
     server, server_seconds = start_prefect_server(out)
     parameters["prefect_server_start_seconds"] = server_seconds
     bench = Workbench(out=out, product_dir=product_dir, prefect_api_url=server.api_url)
     per_day: dict[str, dict] = {}
     try:
+        allow_slots(server.api_url, max(config.concurrencies))
         # Repetitions interleave the contenders, so a busy minute does not fall on one only.
         for repetition in range(1, config.repeat + 1):
             name = f"run{repetition}"
-            record(startup(bench, config, landing, name))
-            for concurrency in (1, 2):
-                run, per_day[run.contender] = refill_backfill(
-                    bench, config, landing, concurrency, name
+            for concurrency in config.concurrencies:
+                run, per_day[run_key(concurrency)] = refill_backfill(
+                    bench, cluster, config, landing, concurrency, name
                 )
                 record(run)
-            run, per_day["microbatch"] = microbatch(bench, config, landing, name)
+            run, per_day["microbatch"] = microbatch(bench, cluster, config, landing, name)
             record(run)
     finally:
         server.stop()
+        spark_cluster.stop(state)
 
     folders = {
         run.contender: Path(run.details["warehouse"])
         for run in runs
         if run.details.get("warehouse")
     }
+    others = [run_key(concurrency) for concurrency in config.concurrencies[1:]] + ["microbatch"]
     reconciliation = {
         other: reconcile.summarise(
             compare_days(
@@ -314,7 +381,7 @@ def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=
                 config.end,
             )
         )
-        for other in ("refill-c2", "microbatch")
+        for other in others
     }
     environment["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     environment["load_average_end"] = list(os.getloadavg())
@@ -322,6 +389,10 @@ def run_spark_bench(config: SparkBenchConfig, out: Path, product_dir: Path, log=
     return write_results(
         out, parameters, environment, [run.to_json() for run in runs], per_day, reconciliation
     )
+
+
+def run_key(concurrency: int) -> str:
+    return f"refill-c{concurrency}"
 
 
 def write_results(
@@ -374,7 +445,7 @@ def parse_args(argv: list[str] | None) -> tuple[SparkBenchConfig, argparse.Names
     parser.add_argument("--payments", type=int, default=defaults.payments)
     parser.add_argument("--chunk-days", type=int, default=defaults.chunk_days)
     parser.add_argument("--repeat", type=int, default=defaults.repeat)
-    parser.add_argument("--master", default=defaults.master, help="spark.master (local[2])")
+    parser.add_argument("--cores", type=int, default=defaults.cores, help="the worker's cores")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--product-dir", type=Path, default=REPO_DIR)
     parser.add_argument(
@@ -395,7 +466,7 @@ def parse_args(argv: list[str] | None) -> tuple[SparkBenchConfig, argparse.Names
         payments=args.payments,
         chunk_days=args.chunk_days,
         repeat=args.repeat,
-        master=args.master,
+        cores=args.cores,
     )
     return config, args
 
@@ -416,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             f"bench spark: {config.days} days × {config.payments} payments, "
-            f"{config.chunk_days}-day chunks, {config.repeat} run(s), {config.master}",
+            f"{config.chunk_days}-day chunks, {config.repeat} run(s), on a local cluster "
+            f"(a worker with {config.cores} cores)",
             flush=True,
         )
         results = run_spark_bench(config, out, args.product_dir.resolve())

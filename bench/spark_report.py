@@ -20,10 +20,17 @@ CONTENDERS = {
     "spark-startup": "Spark start-up alone: a cold process starts a session, `select 1`, stops",
     "refill-c1": "refill backfill, `--max-concurrency 1`",
     "refill-c2": "refill backfill, `--max-concurrency 2` (a worker process per slot)",
+    "refill-c3": "refill backfill, `--max-concurrency 3`",
     "microbatch": "dbt-spark `microbatch`, batch_size day (refill's row rules, no ledger)",
 }
-# over / under: refill against dbt-spark's microbatch, and concurrency 2 against 1
-RATIOS = ("refill-c1/microbatch", "refill-c2/microbatch", "refill-c2/refill-c1")
+# over / under: concurrency 2 and 3 against 1, and refill against dbt-spark's microbatch
+RATIOS = (
+    "refill-c2/refill-c1",
+    "refill-c3/refill-c1",
+    "refill-c1/microbatch",
+    "refill-c2/microbatch",
+    "refill-c3/microbatch",
+)
 
 
 def ratio(over: float, under: float, startup: float | None = None) -> float | None:
@@ -46,6 +53,13 @@ def summarise(runs: list[dict], per_day: dict[str, dict], reconciliation: dict) 
         if chosen:
             contenders[key] = figures(chosen)
             contenders[key]["days"] = chosen[0]["days"]
+            on_cluster = sorted(
+                run["details"]["cluster_cpu_seconds"]
+                for run in chosen
+                if "cluster_cpu_seconds" in run.get("details", {})
+            )
+            if on_cluster:  # the cluster's CPU while it ran (median)
+                contenders[key]["cluster_cpu_seconds"] = on_cluster[len(on_cluster) // 2]
             if chosen[0]["days"]:
                 contenders[key]["per_day_seconds"] = (
                     contenders[key]["wall_seconds"] / (chosen[0]["days"])
@@ -106,21 +120,23 @@ def markdown(summary: dict, parameters: dict, environment: dict) -> str:
         f"{load_end} at the end (1, 5, 15 min); {parameters['days']} days × "
         f"{parameters['payments']:,} payments a day of the standard data "
         f"({parameters['landed_mb']:.1f} MB of JSON lines), {parameters['chunk_days']}-day "
-        f"chunks, `spark.master={parameters['master']}` in every process; medians of "
+        f"chunks, {_where(parameters)}; medians of "
         f"{parameters['repeat']} run(s); refill at `{environment['product_commit']}`, "
         f"dbt-spark {packages.get('dbt-spark')}, pyspark {packages.get('pyspark')}, "
         f"{environment.get('java', 'java ?')}.",
         "",
-        "| run | wall | CPU | peak memory (process tree) | per day | other load |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| run | wall | CPU | cluster CPU | peak memory (process tree) | per day | other load |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for key, title in CONTENDERS.items():
         entry = contenders.get(key)
         if not entry:
             continue
         per_day = f"{entry['per_day_seconds']:.1f} s" if entry.get("per_day_seconds") else "–"
+        cluster = entry.get("cluster_cpu_seconds")
         lines.append(
             f"| {title} | {entry['wall_seconds']:.1f} s | {entry['cpu_seconds']:.1f} s | "
+            f"{f'{cluster:.1f} s' if cluster is not None else '–'} | "
             f"{entry['peak_rss_bytes'] / MIB:.0f} MiB | {per_day} | "
             f"{entry['other_cores']:.2f} cores |"
         )
@@ -137,6 +153,19 @@ def markdown(summary: dict, parameters: dict, environment: dict) -> str:
         lines.append(f"| {name} | {' | '.join(cells)} |")
     lines += ["", *_same_result_lines(summary)]
     return "\n".join(lines) + "\n"
+
+
+def _where(parameters: dict) -> str:
+    """Where the contenders ran: the local cluster (its worker's cores, its start-up, paid
+    once and apart), or (earlier results) a local Spark in every process."""
+    if "worker_cores" in parameters:
+        return (
+            f"on the local cluster (tools/spark_cluster.py: one worker with "
+            f"{parameters['worker_cores']} cores, executor {parameters['executor_memory']}, "
+            f"Thrift Server driver {parameters['driver_memory']}; started once in "
+            f"{parameters['cluster_start_seconds']:.0f} s, not in any contender's time)"
+        )
+    return f"`spark.master={parameters['master']}` in every process"
 
 
 def _same_result_lines(summary: dict) -> list[str]:

@@ -32,7 +32,7 @@ from flows.tasks import (
     record_unrecorded_attempt,
     refusals_fail_the_run,
 )
-from refill import interrupts, settings
+from refill import interrupts, options, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
 from refill.rules.catalog import chunk_rows_model
@@ -314,11 +314,13 @@ def backfill(
     """
     logger = get_run_logger()
     clock = time.monotonic()
-    planning.validate_options(order, chunk_days, max_concurrency, on_missing, chunk_lines)
+    # every parameter, as a deployment or the command line gave it, before anything runs
+    options.check(locals())
     # a preview id reaches SQL as part of relation names: refused here, before planning
     confirm = checked_sign_off(confirm, preview)
     window = planning.parse_range(start, end)
-    options = PlanOptions(
+    options.check_days_in_window(only_days, window)
+    plan_options = PlanOptions(
         chunk_days=chunk_days,
         chunk_lines=chunk_lines,
         order=order,
@@ -334,7 +336,7 @@ def backfill(
     if note:
         logger.warning(note)
 
-    selection, current_versions, plan = plan_backfill(project, window, select, options)
+    selection, current_versions, plan = plan_backfill(project, window, select, plan_options)
     for line in plan.describe():
         logger.info(line)
     report = BackfillReport(plan)
@@ -368,7 +370,9 @@ def backfill(
         "chunk_lines": chunk_lines,
         "restate": restate,
         "on_missing": on_missing,
-        "select": select,
+        # what the run rebuilds (the selection and every model below it), and as typed
+        "select": selection.models if select else None,
+        "select_given": select,
         # what was asked, and what runs: on DuckDB one chunk at a time (see the note)
         "max_concurrency": max_concurrency,
         "effective_concurrency": concurrency,
@@ -394,7 +398,12 @@ def backfill(
         board_key="refill-backfill-board",
         board_on_every_outcome=False,
     )
-    parallel = ParallelBuilds(concurrency) if concurrency > 1 else contextlib.nullcontext()
+    parallel = contextlib.nullcontext()
+    if concurrency > 1:
+        first_alone = not set(selection.models) <= ops.published_models(store)
+        if first_alone:
+            logger.info("the first chunk builds alone: it creates the models' tables")
+        parallel = ParallelBuilds(concurrency, first_alone=first_alone)
     with recorded_run(project, account, ending), parallel as builds:
         chunks = ChunkLoop(
             project,
@@ -410,7 +419,7 @@ def backfill(
             late = wait_for_late_days(
                 plan.deferred,
                 ReadyWait(wait_for_late_seconds, poll_seconds),
-                options,
+                plan_options,
                 build=chunks.build_late,
             )
             report.not_ready += late.still_not_ready

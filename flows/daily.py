@@ -22,7 +22,7 @@ from flows.tasks import (
     unrecorded_attempt,
     with_warehouse,
 )
-from refill import interrupts, settings
+from refill import interrupts, options, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
 from refill.rules.planning import Chunk, DayState, parse_day
@@ -120,6 +120,7 @@ def daily(
     """
     logger = get_run_logger()
     clock = time.monotonic()
+    options.check(locals())  # every parameter, before anything runs
     day = logical_date_for(flow_run.scheduled_start_time, logical_date)
     run_id = str(flow_run.id or f"local-{day}")
     project = shared_project()

@@ -60,6 +60,11 @@ class ParallelChunks:
     choose: Choose = schedule.next_to_start
     on_start: Callable[[Chunk, list[Chunk]], None] = lambda chunk, running: None
     running: dict[concurrent.futures.Future, Chunk] = field(default_factory=dict)
+    # One at a time until a chunk published: the backfill's models have no table yet, and
+    # two sessions creating one table or view in a cluster's metastore at once fail (Spark
+    # replaces a view by dropping and creating it; "if not exists" checks, then creates).
+    first_alone: bool = False
+    published_one: bool = False
 
     def run(self, chunks: Sequence[Chunk]) -> None:
         pending = list(chunks)
@@ -80,13 +85,15 @@ class ParallelChunks:
             for future in done:
                 chunk = self.running.pop(future)
                 self.finished(chunk, future, list(self.running.values()))
+                self.published_one = self.published_one or future.exception() is None
         if stopping is not None:
             raise stopping
 
     def _start_what_may(self, pending: list[Chunk]) -> list[Chunk]:
+        limit = 1 if self.first_alone and not self.published_one else self.limit
         while True:
             running = list(self.running.values())
-            chunk = self.choose(pending, running, self.limit, live_waiting=self.live_waiting())
+            chunk = self.choose(pending, running, limit, live_waiting=self.live_waiting())
             if chunk is None:
                 return pending
             if not self.may_start(chunk):
@@ -222,6 +229,7 @@ class ParallelBuilds:
     `build` takes the loop, which accounts for each chunk as its serial path does)."""
 
     slots: int
+    first_alone: bool = False  # ParallelChunks.first_alone: the models have no table yet
     pool: concurrent.futures.ProcessPoolExecutor | None = None
     threads: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -282,6 +290,7 @@ class ParallelBuilds:
             may_start=lambda chunk: not loop.stopped and loop.may_start(chunk, recheck),
             live_waiting=warehouse_at().live_waiting,
             on_start=on_start,
+            first_alone=self.first_alone,
         ).run(chunks)
         interrupts.raise_if_requested("after the running chunks finished")
 

@@ -21,7 +21,7 @@ from flows import artifacts, prefect_server
 from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules.planning import Chunk
-from refill.warehouse import locking, notify, ops
+from refill.warehouse import locking, notify, ops, preview_store, run_liveness
 from refill.warehouse.dbt_runner import WHAT_TO_DO, DbtProject, window_vars
 from refill.warehouse.engine import ENGINE_ERRORS, is_transient, warehouse_at
 
@@ -85,10 +85,12 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     """Load the seeds, and with them create the ops relations (dbt's on-run-start hooks
     run for every invocation): once per flow run, not per chunk, and not at all when the
     warehouse already holds them from seeds and DDL of the same content (ops.seed_loads).
-    A fresh warehouse, a changed seed or a changed macro always loads."""
+    A fresh warehouse, a changed seed or a changed macro always loads. First, what a
+    killed preview left is dropped (never a live one's: preview_store)."""
     warehouse = settings.warehouse_path()
     load_key = project.seed_load_key()
-    with warehouse_at(warehouse).lock(
+    store = warehouse_at(warehouse)
+    with store.lock(
         run_id=context.run_id,
         command=context.command,
         priority=context.priority,
@@ -96,6 +98,12 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     ):
         if warehouse.exists():
             with ops.connect(warehouse) as connection:
+                if store.transactions:  # previews exist only there (engine.require_transactions)
+                    alive = functools.partial(run_liveness.is_alive, warehouse)
+                    for preview_id in preview_store.drop_abandoned_previews(connection, alive):
+                        get_run_logger().info(
+                            "preview %s, left by a killed run: dropped", preview_id
+                        )
                 if ops.seeds_are_loaded(connection, project.seeds(), load_key):
                     return
         command = ["seed", "--no-write-json", "--vars", json.dumps({"refill_seed_key": load_key})]
@@ -179,7 +187,6 @@ def build_chunk(
             interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
             logger.info("chunk %s: building (attempt %d)", chunk, attempt)
-            store.record_readiness(project.catalog.names, chunk.start, chunk.end)
             outcome = project.build(variables, select=context.select, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import http.server
 import io
@@ -33,12 +34,13 @@ from flows import backfill as backfill_module
 from harness import invariants, overlay
 from harness.hostile import write_hostile_day
 from harness.invariants import CheckContext, ConcurrentReader, Truths, WarehouseState
-from harness.scenarios import Event, Scenario, SeedChange
+from harness.scenarios import PREVIEW_PLACEHOLDER, Event, Scenario, SeedChange
 from refill import cli, settings
 from refill.rules import readiness
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, write_day
 from refill.warehouse import locking, ops
+from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from tests.helpers import (
     DBT_SEED_CHECKSUM_LIMIT,
     FX_SEED,
@@ -55,6 +57,7 @@ CONCURRENT_WAIT_SECONDS = 600
 # (rolled back or committed) and nothing more starts. Longer than one chunk's build.
 INTERRUPT_GRACE_SECONDS = 90
 INTERRUPTED_EXIT = 130
+NO_PREVIEW = "p000000000000"  # a publish before any preview was recorded names none
 
 
 class HarnessFault(RuntimeError):
@@ -535,6 +538,7 @@ class _ScenarioRun:
         self.pending: list[tuple[str, str]] = []  # liveness findings of the current event
         self.timings: list[tuple[str, float, float]] = []  # kind, run seconds, check seconds
         self.reported: set[tuple[str, str]] = set()
+        self.preview_id = NO_PREVIEW  # the newest preview the scenario recorded
 
     def execute(self) -> None:
         for landing in self.scenario.initial:
@@ -556,6 +560,12 @@ class _ScenarioRun:
         self.stats.events += 1
         self.pending = []
         started = time.monotonic()
+        if PREVIEW_PLACEHOLDER in event.argv:
+            event = dataclasses.replace(
+                event, argv=[self.preview_id if a == PREVIEW_PLACEHOLDER else a for a in event.argv]
+            )
+            kept = invariants.read_kept_preview(self.warehouse, self.preview_id)
+            context.publishing_preview = kept
         try:
             self._run_event(event, context)
         except Exception:  # the harness itself failed: say so, keep going
@@ -570,6 +580,8 @@ class _ScenarioRun:
         context.current_versions = _current_versions()
         context.reference_now = _reference_now()
         context.rates = self.driver.seed.rates()
+        self.preview_id = self.state.newest_preview or self.preview_id
+        context.runs_finished = not event.kill_moment or context.interrupt is not None
         context.deliveries = dict(self.driver.webhook.received.get(str(self.scenario.seed), {}))
         context.allowed_redeliveries = set(self.allowed_redeliveries)
         context.killed_pids = set(self.killed_pids)
@@ -641,7 +653,7 @@ class _ScenarioRun:
             return
         expected = (
             not event.fault_persists
-            and event.kind != "between_chunks"
+            and event.kind not in ("between_chunks", "from_preview")
             and expected_to_succeed(event.argv, self.landing, context.before)
         )
         outcome = self._in_process(event, context)
@@ -672,8 +684,35 @@ class _ScenarioRun:
             self._watched(context),
             _environment({overlay.FAULT_ENV: event.fault}),
             _failing_between_chunks(event.kind == "between_chunks"),
+            self._landing_while_waiting(event.landing_while_waiting),
         ):
-            return call_cli(event.argv)
+            outcome = call_cli(event.argv)
+        if context.publishing_preview is not None:
+            context.publishing_preview.code = outcome.code
+        return outcome
+
+    @contextlib.contextmanager
+    def _landing_while_waiting(self, landing):
+        """The day lands (re-exported) once the run asks for the warehouse to write, as it
+        waits for it: after whatever the run checked before."""
+        if landing is None:
+            yield
+            return
+        take_the_lock = DuckDBWarehouse.lock
+        pending = [landing]
+
+        def land_then_take(warehouse, **kwargs):
+            if pending and kwargs.get("priority") != locking.READ:
+                self._land(pending.pop())
+            return take_the_lock(warehouse, **kwargs)
+
+        DuckDBWarehouse.lock = land_then_take
+        try:
+            yield
+        finally:
+            DuckDBWarehouse.lock = take_the_lock
+            if pending:  # the run never asked for the warehouse: the day lands now
+                self._land(pending.pop())
 
     def _plain_dbt(self, event: Event, context: CheckContext) -> None:
         """A dbt command as a user runs it, on the same project: it must refuse (nothing
@@ -704,15 +743,22 @@ class _ScenarioRun:
         self.stats.subprocess_runs += 1
         child = self.driver.pool.take()
         child.start(event.argv, self._child_env(event))
-        if not _wait_for_moment(child, self.warehouse, event.kill_moment, event.kill_delay):
+        moment = _wait_for_moment(child, self.warehouse, event.kill_moment, event.kill_delay)
+        if moment is None:
             self.stats.kills_missed += 1
             expected = expected_to_succeed(event.argv, self.landing, context.before)
             self._expect(child.outcome(), expected)
+            if context.publishing_preview is not None:
+                context.publishing_preview.code = child.process.returncode
             return
         self.stats.kills += 1
         if event.kill_signal != "SIGKILL":
             seconds = child.interrupt(getattr(signal, event.kill_signal))
             context.interrupt = (event.kill_signal, seconds, child.process.returncode)
+            # a chunk that is not the run's last (one-day chunks, oldest first): the stop
+            # must come before the chunks after it
+            if event.stops_between_chunks and moment and str(max(event.days)) not in moment:
+                context.stopped_in_chunk = ", ".join(moment)
             self.stats.outcomes[child.outcome().outcome if seconds is not None else "hung"] += 1
             if seconds is not None:
                 return
@@ -864,11 +910,14 @@ def call_dbt(argv: list[str]) -> RunOutcome:
     return RunOutcome(0 if outcome.success else 1, outcome.message)
 
 
-def _wait_for_moment(child: Child, warehouse: Path, moment: str, delay: float) -> bool:
-    """Wait for the moment to signal the child; False if it finished first."""
+def _wait_for_moment(child: Child, warehouse: Path, moment: str, delay: float) -> list | None:
+    """Wait for the moment to signal the child: None if it finished first, else the days of
+    the chunk it was building then ([] when the moment is not in a chunk)."""
     started = time.monotonic()
     deadline = started + KILL_WATCH_SECONDS
     seen_chunk = False
+    building: list = []
+    first: list | None = None  # in_later_chunk: the first chunk's days
     while child.process.poll() is None:
         now = time.monotonic()
         if now > deadline:
@@ -879,7 +928,11 @@ def _wait_for_moment(child: Child, warehouse: Path, moment: str, delay: float) -
         else:
             holder = locking.read_holder(warehouse)
             in_chunk = holder is not None and holder.pid == child.pid and bool(holder.partitions)
-            if moment == "in_chunk" and in_chunk:
+            if moment == "in_later_chunk" and in_chunk and first is None:
+                first = list(holder.partitions)
+            later = moment == "in_later_chunk" and in_chunk and holder.partitions != first
+            if (moment == "in_chunk" and in_chunk) or later:
+                building = list(holder.partitions)
                 time.sleep(delay)
                 break
             if moment == "between_chunks":
@@ -888,4 +941,4 @@ def _wait_for_moment(child: Child, warehouse: Path, moment: str, delay: float) -
                 elif seen_chunk:
                     break
         time.sleep(0.005)
-    return child.process.poll() is None
+    return building if child.process.poll() is None else None

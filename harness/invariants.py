@@ -42,6 +42,13 @@ Invariants (docs/harness.md says why each one matters):
 - current_at_current_rates    a day refill calls current (its ledger code version and the
                               seed rows it read are the project's now) holds the USD the
                               seed's rates give now
+- preview_published_as_previewed  a publish from a preview that succeeded published, for
+                              each of its days, the rows the preview kept, at the day's
+                              export as it is now (none re-exported meanwhile), and
+                              dropped the preview; one that failed changed no day
+- abandoned_preview_dropped   after a run that finished, schema `preview` holds only the
+                              tables of recorded previews: what a killed preview kept is
+                              dropped by the next run
 """
 
 from __future__ import annotations
@@ -83,6 +90,8 @@ INVARIANTS = (
     "chunking_invariance",
     "nothing_from_outside",
     "current_at_current_rates",
+    "preview_published_as_previewed",
+    "abandoned_preview_dropped",
 )
 CHECKED_MODELS = ("fct_payments", "payments_quarantine")
 INTERRUPT_GRACE_SECONDS = 90.0  # the driver's wait after SIGINT or SIGTERM
@@ -156,6 +165,9 @@ class WarehouseState:
     outbox_keys: list[str] = field(default_factory=list)
     unsent_keys: set[str] = field(default_factory=set)
     lock_holder: locking.Holder | None = None
+    preview_tables: set[str] = field(default_factory=set)  # preview ids with tables kept
+    recorded_previews: set[str] = field(default_factory=set)  # ops.refill_previews
+    newest_preview: str | None = None
 
     def view(self, day: date) -> DayView:
         return self.facts.get(day)
@@ -270,6 +282,15 @@ def read_state(warehouse: Path) -> WarehouseState:
             state.run_outcomes = dict(
                 connection.execute("select run_id, outcome from ops.run_log").fetchall()
             )
+        state.preview_tables = {
+            table.split(".")[1].split("__")[0] for table in tables if table.startswith("preview.")
+        }
+        if "ops.refill_previews" in tables:
+            rows = connection.execute(
+                "select preview_id from ops.refill_previews order by created_at"
+            ).fetchall()
+            state.recorded_previews = {preview_id for (preview_id,) in rows}
+            state.newest_preview = rows[-1][0] if rows else None
         if "ops.notification_outbox" in tables:
             for key, sent in connection.execute(
                 "select idempotency_key, sent_at is not null from ops.notification_outbox"
@@ -325,6 +346,42 @@ class Truths:
 
 
 @dataclass
+class PublishingPreview:
+    """A preview as a publish of it starts: its days and the facts it kept per day."""
+
+    preview_id: str
+    days: list[date]
+    kept: dict[date, tuple[int, Decimal]]
+    code: int | None = None  # the publish's exit status, once it ran
+
+
+def read_kept_preview(warehouse: Path, preview_id: str) -> PublishingPreview:
+    """What preview `preview_id` kept (nothing, when it has no tables: a publish of it must
+    then be refused)."""
+    kept = PublishingPreview(preview_id, [], {})
+    if not warehouse.exists():
+        return kept
+    facts = f'preview."{preview_id}__main__fct_payments"'
+    connection = _connect_read_only(warehouse)
+    try:
+        if f"preview.{preview_id}__main__fct_payments" in _tables(connection):
+            kept.days = [
+                day
+                for (day,) in connection.execute(
+                    f'select distinct partition_date from preview."{preview_id}__main__'
+                    'fct_payments__ledger" order by 1'
+                ).fetchall()
+            ]
+            for day, rows, amount in connection.execute(
+                f"select event_date, count(*), sum(amount) from {facts} group by 1"
+            ).fetchall():
+                kept.kept[day] = (rows, amount)
+    finally:
+        connection.close()
+    return kept
+
+
+@dataclass
 class CheckContext:
     """What the checker needs to know about the event that just ran."""
 
@@ -345,6 +402,9 @@ class CheckContext:
     current_versions: dict[str, str] | None = None
     reference_now: Callable[[date], str] | None = None
     rates: dict[tuple[date, str], Decimal] | None = None
+    publishing_preview: PublishingPreview | None = None  # the event publishes a preview
+    stopped_in_chunk: str | None = None  # signalled in this chunk, not the run's last
+    runs_finished: bool = True  # no run of the event was killed (SIGKILL) mid-way
 
 
 def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[Violation]:
@@ -500,6 +560,12 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 f"exit status {code} after {signal_name} ({seconds:.1f}s), not "
                 f"{INTERRUPTED_EXIT} (interrupted)",
             )
+        if context.stopped_in_chunk and code == 0:
+            violation(
+                "interrupted_run_stops",
+                f"exit 0 after {signal_name} during chunk {context.stopped_in_chunk}, not its "
+                "last: it went on to the chunks after it",
+            )
         for run_id, outcome in sorted(state.run_outcomes.items()):
             if run_id in context.before.run_outcomes:
                 continue
@@ -548,6 +614,7 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 f"fct_payments {day}: refill calls it current (code {current}) and it holds "
                 f"{usd} USD; the seed's rates now give {expected}",
             )
+    found += _preview_violations(state, truths, context)
 
     for day in context.converge_days:
         fingerprint = truths.current_fingerprint(day)
@@ -562,6 +629,66 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
                 f"{day}: after the killed command ran again, {', '.join(behind)} "
                 f"not published at the day's export {fingerprint}",
             )
+    return found
+
+
+def _preview_violations(state: WarehouseState, truths, context: CheckContext) -> list[Violation]:
+    """preview_published_as_previewed and abandoned_preview_dropped."""
+    found = []
+    publishing = context.publishing_preview
+    facts_ledger = state.ledger_for("fct_payments")
+    if publishing is not None and publishing.code == 0:
+        for day in publishing.days:
+            published, kept = state.facts.get(day), publishing.kept.get(day)
+            if published != kept:
+                found.append(
+                    Violation(
+                        "preview_published_as_previewed",
+                        f"{day}: published {_describe(published)}, preview "
+                        f"{publishing.preview_id} kept {_describe(kept)}",
+                    )
+                )
+            entries = facts_ledger.get(day)
+            now = truths.current_fingerprint(day)
+            if entries and entries[0].source_fingerprint != now:
+                found.append(
+                    Violation(
+                        "preview_published_as_previewed",
+                        f"{day}: published from preview {publishing.preview_id} at export "
+                        f"{entries[0].source_fingerprint}, but the day's export is {now} (it "
+                        "was re-exported before the publish wrote it)",
+                    )
+                )
+        if publishing.preview_id in state.preview_tables | state.recorded_previews:
+            found.append(
+                Violation(
+                    "preview_published_as_previewed",
+                    f"preview {publishing.preview_id} is published but not dropped",
+                )
+            )
+    elif publishing is not None and publishing.code not in (None, 0, INTERRUPTED_EXIT):
+        before, after = context.before.published(), state.published()
+        for day in publishing.days:
+            if before.get(("fct_payments", day)) != after.get(("fct_payments", day)) or (
+                context.before.view(day) != state.view(day)
+            ):
+                found.append(
+                    Violation(
+                        "preview_published_as_previewed",
+                        f"{day}: the publish of preview {publishing.preview_id} failed "
+                        f"(exit {publishing.code}), yet the day changed",
+                    )
+                )
+    started = set(state.run_outcomes) - set(context.before.run_outcomes)
+    abandoned = state.preview_tables - state.recorded_previews
+    if started and context.runs_finished and abandoned:
+        found.append(
+            Violation(
+                "abandoned_preview_dropped",
+                f"after a run, schema preview still holds tables of preview(s) "
+                f"{', '.join(sorted(abandoned))}, recorded by no run",
+            )
+        )
     return found
 
 

@@ -69,14 +69,16 @@ def run_harness(
     say: Callable[[str], None] = print,
     verbose: bool = False,
     jobs: int = 1,
+    classes: str | None = None,
 ):
-    """Run the scenarios and return the Stats (findings included)."""
+    """Run the scenarios and return the Stats (findings included); `classes`: a name of
+    harness.scenarios.CLASSES, to draw the scenarios' events from those kinds only."""
     from harness.driver import Stats
     from harness.variants import check_variant
 
     check_variant(variant)
     seeds = [seed + number for number in range(scenarios)]
-    label = variant or "real code"
+    label = (variant or "real code") + (f", classes {classes}" if classes else "")
     say(f"harness: {scenarios} scenario(s) from seed {seed} on {label}, {jobs} job(s)")
     clock = time.monotonic()
     with contextlib.ExitStack() as stack:
@@ -85,11 +87,19 @@ def run_harness(
         stack.enter_context(prefect_server())
         if jobs <= 1:
             stats = run_seeds(
-                seeds, variant, stop_on_violation, workdir, keep_folders, say, verbose
+                seeds, variant, stop_on_violation, workdir, keep_folders, say, verbose, "", classes
             )
         else:
             stats = _run_jobs(
-                seeds, jobs, variant, stop_on_violation, workdir, keep_folders, say, verbose
+                seeds,
+                jobs,
+                variant,
+                stop_on_violation,
+                workdir,
+                keep_folders,
+                say,
+                verbose,
+                classes,
             )
             stats.findings.sort(key=lambda f: (f.seed, f.event_number))
     stats = stats or Stats()
@@ -108,21 +118,23 @@ def run_seeds(
     say: Callable[[str], None],
     verbose: bool = False,
     prefix: str = "",
+    classes: str | None = None,
 ):
     """Run the scenarios of `seeds` in this process (which has a Prefect API)."""
     from prefect.settings import PREFECT_API_URL
 
     from harness.driver import Driver, Stats
     from harness.overlay import use_patched_project
-    from harness.scenarios import plan_scenario
+    from harness.scenarios import CLASSES, plan_scenario
 
+    weights = CLASSES[classes] if classes else None
     stats = Stats()
     clock = time.monotonic()
     with use_patched_project(variant):
         driver = Driver(workdir, variant, PREFECT_API_URL.value(), stats, keep_folders)
         try:
             for number, seed in enumerate(seeds, 1):
-                scenario = plan_scenario(seed)
+                scenario = plan_scenario(seed, weights)
                 result = driver.run(scenario)
                 violations = [f for f in result.findings if f.kind == "violation"]
                 kinds = ", ".join(event.kind for event in scenario.events)
@@ -145,7 +157,9 @@ def run_seeds(
     return stats
 
 
-def _run_jobs(seeds, jobs, variant, stop_on_violation, workdir, keep_folders, say, verbose):
+def _run_jobs(
+    seeds, jobs, variant, stop_on_violation, workdir, keep_folders, say, verbose, classes=None
+):
     """Share the seeds among worker processes (every J-th seed each) and merge their stats."""
     from prefect.settings import PREFECT_API_URL
 
@@ -165,6 +179,7 @@ def _run_jobs(seeds, jobs, variant, stop_on_violation, workdir, keep_folders, sa
         command += ["--stop-on-violation"] if stop_on_violation else []
         command += ["--keep"] if keep_folders else []
         command += ["--verbose"] if verbose else []
+        command += ["--classes", classes] if classes else []
         process = subprocess.Popen(
             command,
             cwd=PROJECT_DIR,
@@ -273,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--describe", action="store_true", help="print the plans, run nothing")
     parser.add_argument("--verbose", action="store_true", help="time every event")
     parser.add_argument(
+        "--classes",
+        choices=("preview",),
+        help="draw the events from one class of scenarios only (harness.scenarios.CLASSES)",
+    )
+    parser.add_argument(
         "--engine",
         choices=("duckdb", "spark"),
         default="duckdb",
@@ -289,10 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--variant: the broken variants are DuckDB overlays, not run on Spark")
         return run_spark(args.workdir, args.keep)
     if args.describe:
-        from harness.scenarios import plan_scenario
+        from harness.scenarios import CLASSES, plan_scenario
 
+        weights = CLASSES[args.classes] if args.classes else None
         for number in range(args.scenarios):
-            print("\n".join(plan_scenario(args.seed + number).describe()))
+            print("\n".join(plan_scenario(args.seed + number, weights).describe()))
         return 0
     # Expected failures are the point here: keep refill's run logs off the console.
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
@@ -313,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.keep,
                 say,
                 args.verbose,
+                "",
+                args.classes,
             )
         data = {
             **{name: getattr(stats, name) for name in _COUNTS},
@@ -332,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         say=say,
         verbose=args.verbose,
         jobs=args.jobs,
+        classes=args.classes,
     )
     return 1 if stats.violations else 0
 

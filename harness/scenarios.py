@@ -29,6 +29,12 @@ Events:
 | retention      | a published day's landing deleted, then `dbt build --full-refresh` | both      |
 | seed_change    | one fx rate of a scenario day corrected in the project's seed, the | project    |
 |                | seed grown past dbt's 1 MiB checksum limit first                   |            |
+| preview_interleaved | `backfill --restate --preview`, re-exports and daily runs,  | in-process |
+|                | then `--from-preview ID` (sometimes with a re-export while it    |            |
+|                | waits for the warehouse)                                         |            |
+| preview_signal | SIGINT or SIGTERM to a preview or a publish of one during a      | child      |
+|                | chunk that is not its last; then the same command again          |            |
+| preview_kill   | SIGKILL to a preview during a chunk; then the next command       | child      |
 
 At the end of two scenarios in five, a final backfill of every day (`--yes`, skipping
 unready days) brings the warehouse up to date under one chunking; the same landing is
@@ -86,10 +92,27 @@ WEIGHTS = {
     "retention": 3,
     "seed_change": 4,
 }
-LANDING_KINDS = ("reexport", "late_file", "malformed", "hostile", "retention", "seed_change")
 # seed_change: the currencies whose rate may be corrected, and by how much
 CORRECTED_CURRENCIES = ("EUR", "GBP", "JPY", "CAD")
 RATE_FACTORS = ("1.05", "0.9", "1.2")
+# `python -m harness.run --classes NAME`: scenarios drawn from these kinds only (each with
+# the daily runs, backfills and re-exports they interleave with). The preview kinds draw
+# several events each, so they have a budget of their own rather than a share of the
+# default one (tests/harness/test_harness.py runs both).
+CLASSES = {
+    "preview": {
+        "preview_interleaved": 5,
+        "preview_signal": 3,
+        "preview_kill": 3,
+        "daily": 2,
+        "backfill": 2,
+        "reexport": 2,
+    },
+}
+# Where a publish from a preview names the preview: the driver puts the id of the newest
+# preview the scenario recorded (the plan cannot know it).
+PREVIEW_PLACEHOLDER = "{preview}"
+LANDING_KINDS = ("reexport", "late_file", "malformed", "hostile", "retention", "seed_change")
 RUN_SETTINGS = ["--retry-delay", "0", "--lock-wait", "60"]
 # The share of scenarios that end with a final backfill and a fresh build under another
 # chunking (chunking_invariance): two more runs and a seed load each, so not every one.
@@ -138,6 +161,11 @@ class Event:
     second_argv: list[str] = field(default_factory=list)  # concurrent: the in-process run
     days: list[date] = field(default_factory=list)  # the days the command covers
     seed: SeedChange | None = None  # seed_change: the rate corrected
+    # a publish from a preview: this day is re-exported once the run asks for the warehouse
+    landing_while_waiting: Landing | None = None
+    # a signal in a chunk that is not the run's last must stop it: exit 0 is a violation
+    # (preview_signal: one-day chunks, oldest first, every day ready)
+    stops_between_chunks: bool = False
 
     def describe(self) -> str:
         if self.seed is not None:
@@ -166,6 +194,8 @@ class Event:
             )
         if self.second_argv:
             text += f" || in-process: refill {' '.join(self.second_argv)}"
+        if self.landing_while_waiting is not None:
+            text += f" [while it waits: {self.landing_while_waiting.note}]"
         return text
 
 
@@ -278,6 +308,42 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
         if candidates and rng.random() < 0.75:
             return rng.choice(candidates)
         return rng.choice(ready) if ready else None
+
+    def ready_run(least: int) -> list[date]:
+        """A window of consecutive ready days (not suspect), at least `least` long."""
+        runs, run = [], []
+        for day in days:
+            if model[day].ready and not model[day].suspect:
+                run.append(day)
+            else:
+                runs, run = runs + [run], []
+        runs = [run for run in runs + [run] if len(run) >= least]
+        if not runs:
+            return []
+        run = rng.choice(runs)
+        start = rng.randrange(len(run) - least + 1)
+        return run[start : rng.randrange(start + least - 1, len(run)) + 1]
+
+    def preview(window: list[date], chunk: int | None = None, order: str | None = None) -> Event:
+        argv = ["backfill", "--start", str(window[0]), "--end", str(window[-1])]
+        argv += ["--order", order or rng.choice(("newest-first", "oldest-first"))]
+        argv += ["--chunk-days", str(chunk or rng.choice(CHUNK_SIZES))]
+        argv += ["--restate", "--preview", "--retries", "1", *RUN_SETTINGS]
+        return Event("preview", argv, days=list(window))
+
+    def publish(made: Event) -> Event:
+        argv = list(made.argv)
+        argv[argv.index("--preview") : argv.index("--preview") + 1] = [
+            "--yes",
+            "--from-preview",
+            PREVIEW_PLACEHOLDER,
+        ]
+        return Event("from_preview", argv, days=list(made.days))
+
+    def reexported(day: date, note: str = "re-exported") -> Landing:
+        old = model[day].spec
+        spec = new_spec(old.export_version + 1, payments=old.payments, amount_factor=1.1)
+        return land(day, spec, f"{note} (v{spec.export_version})")
 
     def draw(kind: str) -> list[Event]:
         if kind == "daily":
@@ -435,6 +501,48 @@ def plan_scenario(seed: int, weights: dict[str, int] | None = None) -> Scenario:
                 event.kill_delay = round(rng.uniform(0.0, 1.2), 2)
             resume = Event("resume", list(event.argv), days=list(event.days))
             return [event, resume]
+        if kind == "preview_interleaved":
+            window = ready_run(1)
+            if not window:
+                return []
+            made, between = preview(window), []
+            for _ in range(rng.randint(0, 2)):
+                day = rng.choice(window) if rng.random() < 0.7 else rng.choice(days)
+                if rng.random() < 0.5 and model[day].ready:
+                    between.append(Event("reexport", landing=reexported(day)))
+                else:
+                    between.append(daily(day, yes=True))
+            published = publish(made)
+            if rng.random() < 0.35:
+                published.landing_while_waiting = reexported(
+                    rng.choice(window), "re-exported while the publish waits for the warehouse"
+                )
+            return [made, *between, published]
+        if kind in ("preview_signal", "preview_kill"):
+            window = ready_run(2)
+            if not window:
+                return []
+            made = preview(window, chunk=1, order="oldest-first")
+            signalled = made
+            if kind == "preview_signal" and rng.random() < 0.5:
+                signalled = publish(made)  # the publish is signalled, the preview made first
+            signalled.kind = kind
+            signalled.kill_moment = "in_chunk"
+            signalled.kill_delay = round(rng.uniform(0.0, 0.5), 2)
+            if kind == "preview_kill":
+                # once a chunk is kept: what the killed preview leaves behind
+                signalled.kill_moment = "in_later_chunk"
+                signalled.kill_signal = "SIGKILL"
+                # the next command of the warehouse must drop what the killed preview kept
+                return [signalled, daily(a_ready_day() or window[0], yes=True)]
+            signalled.kill_signal = rng.choice(("SIGINT", "SIGTERM"))
+            signalled.stops_between_chunks = True
+            again = Event(
+                "resume" if signalled is not made else "preview",
+                list(signalled.argv),
+                days=list(window),
+            )
+            return [made, signalled, again] if signalled is not made else [signalled, again]
         if kind == "concurrent":
             start = rng.randrange(len(days) - 1)
             window = days[start : start + rng.randint(2, 3)]

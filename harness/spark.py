@@ -2,11 +2,12 @@
 scenarios (`python -m harness.run --engine spark`).
 
 The DuckDB harness (harness/driver.py) runs hundreds of seeded events in-process with a
-concurrent reader; on Spark every `refill` process costs tens of seconds (its JVM), so the
-subset is a short fixed list of scenarios, each `refill backfill` run as a user runs it (a
-process of its own, `DBT_TARGET=spark`), and the checker reads the warehouse after each
-event through the warehouse boundary (refill.warehouse.engine: SparkWarehouse.read, so
-pyspark stays inside refill/warehouse/). The truth is the same independent oracle
+concurrent reader; on Spark every chunk costs tens of seconds, so the subset is a short
+fixed list of scenarios, each `refill backfill` run as a user runs it (a process of its own,
+`DBT_TARGET=spark-cluster`, a client of the local cluster, tools/spark_cluster.py), and the
+checker reads the warehouse after each event through the warehouse boundary
+(refill.warehouse.engine: SparkClusterWarehouse.read, a Thrift session), the tables' files
+listed afresh as temporary views. The truth is the same independent oracle
 (harness.invariants.Truths) and the same check (harness.invariants.check); only the
 reader differs, and the invariants that do not hold on Spark are left out, by name, with
 the reason (docs/guarantees.md, "Engines").
@@ -28,7 +29,6 @@ FIRST_DAY = date(2026, 2, 1)
 DAYS = 4
 CHUNK_DAYS = 2
 PAYMENTS_A_DAY = 60
-SPARK_MASTER = "local[1]"  # each process one core: the machine runs a Prefect server too
 RUN_TIMEOUT_SECONDS = 1800
 
 # Left out on Spark, and why (docs/guarantees.md "Engines" says the same).
@@ -84,16 +84,17 @@ def _register_views(connection, folder: Path) -> set[str]:
     return present
 
 
-def read_spark_state(folder: Path) -> WarehouseState:
-    """harness.invariants.read_state for a Spark warehouse folder: the same state, read with
-    Spark SQL through the warehouse boundary. Empty when nothing was written yet."""
+def read_spark_state(folder: Path, tables: Path) -> WarehouseState:
+    """harness.invariants.read_state for a Spark warehouse on the cluster (refill's folder
+    `folder`, the tables' files under `tables`): the same state, read with Spark SQL through
+    the warehouse boundary. Empty when nothing was written yet."""
     holders = partition_locks.holders(folder) if (folder / "locks").is_dir() else {}
     state = WarehouseState(lock_holder=next(iter(holders.values()), None))
-    store = ENGINES["spark"](folder)
+    store = ENGINES["spark-cluster"](folder)
     if not store.exists():
         return state
     with store.read(reader="harness") as connection:
-        present = _register_views(connection, folder)
+        present = _register_views(connection, tables)
 
         def rows(sql: str, parameters=None) -> list[tuple]:
             return connection.execute(sql, parameters).fetchall()
@@ -168,12 +169,12 @@ def read_spark_state(folder: Path) -> WarehouseState:
     return state
 
 
-def read_attempts(folder: Path) -> list[tuple]:
+def read_attempts(folder: Path, tables: Path) -> list[tuple]:
     """ops.partition_attempts: (run_id, chunk_start, chunk_end, attempt, outcome) per chunk
     attempt, in the order they started."""
-    store = ENGINES["spark"](folder)
+    store = ENGINES["spark-cluster"](folder)
     with store.read(reader="harness") as connection:
-        if "ops.partition_attempts" not in _register_views(connection, folder):
+        if "ops.partition_attempts" not in _register_views(connection, tables):
             return []
         return connection.execute(
             "select distinct run_id, chunk_start, chunk_end, attempt, outcome, started_at "

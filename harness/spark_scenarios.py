@@ -1,19 +1,22 @@
 """The Spark subset's scenarios (harness/spark.py has the reader and the checker).
 
 Each scenario lands four small days and runs `refill backfill` over them, newest-first in
-two-day chunks, on `DBT_TARGET=spark`, as processes of their own; after each event the
-warehouse is read and the Spark invariants checked:
+two-day chunks, on `DBT_TARGET=spark-cluster` (the local cluster, emptied for it), as
+processes of their own; after each event the warehouse is read and the Spark invariants
+checked:
 
 - failed_chunk_then_resume: while the first chunk builds, the export of the oldest day is
   withdrawn (its `_SUCCESS` taken away: real input, as an exporter can do), so the second
   chunk fails at readiness; then the export lands again and the same command runs again,
   and must build only that chunk.
-- killed_chunk_then_rerun: the backfill's process group (the JVM with it) is sent SIGKILL
-  a few seconds into its second chunk; then the same command runs again.
+- killed_chunk_then_rerun: the backfill's process group is sent SIGKILL a few seconds into
+  its second chunk (the cluster runs on: a statement in flight completes there, the next is
+  never sent); then the same command runs again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -31,6 +34,7 @@ from harness.invariants import CheckContext, Truths, WarehouseState
 from refill.rules.readiness import MANIFEST_NAME, day_folder
 from refill.sample_data import DATASET, DaySpec, write_days
 from refill.warehouse import partition_locks
+from tools import spark_cluster
 
 SEED = 0  # the subset's scenarios are fixed, not drawn: findings name the scenario instead
 KILL_AFTER_SECONDS = 5.0  # into the second chunk's build
@@ -72,6 +76,7 @@ class SparkScenario:
 
     name: str
     folder: Path
+    cluster: spark_cluster.Cluster
     events: list[Event] = field(default_factory=list)
     started: float = 0.0  # when the running command started (time.monotonic)
 
@@ -81,18 +86,25 @@ class SparkScenario:
 
     @property
     def warehouse(self) -> Path:
+        """refill's folder (its locks); the tables are the cluster's (`tables`)."""
         return self.folder / "warehouse"
+
+    @property
+    def tables(self) -> Path:
+        return Path(self.cluster.state) / "warehouse"
 
     def environment(self) -> dict[str, str]:
         return {
             **os.environ,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "DO_NOT_TRACK": "1",
-            "DBT_TARGET": "spark",
+            **self.cluster.environment(),
             "REFILL_LANDING": str(self.landing),
             "REFILL_SPARK_WAREHOUSE": str(self.warehouse),
-            "REFILL_SPARK_MASTER": spark.SPARK_MASTER,
         }
+
+    def read_state(self) -> WarehouseState:
+        return spark.read_spark_state(self.warehouse, self.tables)
 
     def start(self) -> subprocess.Popen:
         self.started = time.monotonic()
@@ -102,7 +114,7 @@ class SparkScenario:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            start_new_session=True,  # a kill reaches the command and its JVM, nothing else
+            start_new_session=True,  # a kill reaches the command and its workers, nothing else
         )
 
     def event(self, event: Event) -> Event:
@@ -126,7 +138,8 @@ def _wait_until_held(scenario: SparkScenario, process: subprocess.Popen, wanted:
 
 def _check(scenario, event, truths, before, *, after_kill=False, **context) -> Event:
     try:
-        event.state = spark.read_spark_state(scenario.warehouse)
+        with _cluster_environment(scenario):
+            event.state = scenario.read_state()
     except Exception as error:  # noqa: BLE001 (a warehouse that does not read is the finding)
         event.violations.append(
             spark.Violation("warehouse_opens", f"{type(error).__name__}: {str(error)[:300]}")
@@ -136,6 +149,22 @@ def _check(scenario, event, truths, before, *, after_kill=False, **context) -> E
     check_context = CheckContext(before=before, **context)
     event.violations += spark.check_spark(event.state, truths, check_context, after_kill=after_kill)
     return event
+
+
+@contextlib.contextmanager
+def _cluster_environment(scenario: SparkScenario):
+    """This process pointed at the scenario's cluster while the checker reads it."""
+    wanted = scenario.cluster.environment()
+    before = {key: os.environ.get(key) for key in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _tell(say: Callable[[str], None], event: Event) -> None:
@@ -159,8 +188,11 @@ def _run(scenario: SparkScenario, process: subprocess.Popen) -> tuple[int, str]:
     return process.returncode, output
 
 
-def failed_chunk_then_resume(folder: Path, say: Callable[[str], None] = print) -> SparkScenario:
-    scenario = SparkScenario("failed_chunk_then_resume", folder)
+def failed_chunk_then_resume(
+    folder: Path, cluster: spark_cluster.Cluster, say: Callable[[str], None] = print
+) -> SparkScenario:
+    spark_cluster.reset(cluster)
+    scenario = SparkScenario("failed_chunk_then_resume", folder, cluster)
     truths = _land(scenario)
     oldest_chunk, newest_chunk = days()[: spark.CHUNK_DAYS], days()[spark.CHUNK_DAYS :]
     manifest = day_folder(scenario.landing, DATASET, days()[0]) / MANIFEST_NAME
@@ -187,8 +219,11 @@ def failed_chunk_then_resume(folder: Path, say: Callable[[str], None] = print) -
     return scenario
 
 
-def killed_chunk_then_rerun(folder: Path, say: Callable[[str], None] = print) -> SparkScenario:
-    scenario = SparkScenario("killed_chunk_then_rerun", folder)
+def killed_chunk_then_rerun(
+    folder: Path, cluster: spark_cluster.Cluster, say: Callable[[str], None] = print
+) -> SparkScenario:
+    spark_cluster.reset(cluster)
+    scenario = SparkScenario("killed_chunk_then_rerun", folder, cluster)
     truths = _land(scenario)
     oldest_chunk = days()[: spark.CHUNK_DAYS]
 
@@ -224,9 +259,21 @@ SCENARIOS = {
 
 
 def run_spark_subset(
-    names: list[str] | None, workdir: Path, say: Callable[[str], None] = print
+    names: list[str] | None,
+    workdir: Path,
+    say: Callable[[str], None] = print,
+    cluster: spark_cluster.Cluster | None = None,
 ) -> Stats:
-    """Run the named scenarios (all by default) under `workdir`; the Stats, findings in it."""
+    """Run the named scenarios (all by default) under `workdir` on `cluster` (emptied for
+    each; without one, a cluster started under `workdir` and stopped after); the Stats,
+    findings in it."""
+    if cluster is None:
+        state = workdir / "spark-cluster"
+        say(f"harness (spark): starting a local Spark cluster in {state}")
+        try:
+            return run_spark_subset(names, workdir, say, spark_cluster.start(state))
+        finally:
+            spark_cluster.stop(state)
     stats = Stats()
     clock = time.monotonic()
     say(f"harness (spark): invariants checked: {', '.join(spark.SPARK_INVARIANTS)}")
@@ -234,7 +281,7 @@ def run_spark_subset(
         say(f"harness (spark): skipped {invariant}: {why}")
     for name in names or list(SCENARIOS):
         say(f"scenario {name}:")
-        scenario = SCENARIOS[name](workdir / name, say)
+        scenario = SCENARIOS[name](workdir / name, cluster, say)
         stats.scenarios += 1
         for number, event in enumerate(scenario.events, 1):
             stats.events += 1

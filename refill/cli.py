@@ -17,7 +17,7 @@ import shlex
 import sys
 from datetime import UTC, datetime, timedelta
 
-from refill import interrupts, settings
+from refill import interrupts, options, settings
 from refill.cli_options import (
     DefaultsShown,
     OneLineParser,
@@ -28,7 +28,13 @@ from refill.cli_options import (
     version_line,
 )
 from refill.cli_preview import preview_sign_off, print_preview
-from refill.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, RefillError
+from refill.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PIPE_CLOSED,
+    RefillError,
+)
 from refill.rules import planning
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -75,14 +81,14 @@ def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace)
     from refill.rules.plan import PlanOptions
     from refill.warehouse.dbt_runner import shared_project
 
-    options = PlanOptions(
+    plan_options = PlanOptions(
         chunk_days=args.chunk_days,
         chunk_lines=args.chunk_lines,
         order=args.order,
         restate=args.restate,
         on_missing=args.on_missing,
     )
-    _, _, plan = plan_backfill(shared_project(), window, args.select, options)
+    _, _, plan = plan_backfill(shared_project(), window, args.select, plan_options)
     if plan.restated:
         print("\n".join(plan.describe()))
         refuse_unsigned_restatement(plan)
@@ -121,9 +127,6 @@ def cmd_daily(args: argparse.Namespace) -> int:
 
 def cmd_backfill(args: argparse.Namespace) -> int:
     window = planning.parse_range(args.start, args.end)
-    planning.validate_options(
-        args.order, args.chunk_days, args.max_concurrency, args.on_missing, args.chunk_lines
-    )
     confirm = preview_sign_off(args)  # refused before the server starts
     _start_the_server()
     from flows.backfill import backfill
@@ -386,7 +389,10 @@ def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
     status = EXIT_INTERRUPTED  # if anything escapes, the `finally` still has a status
     try:
         args = parser.parse_args(argv)
+        options.check(vars(args))  # every option's value, before anything runs
         status = args.handler(args)
+    except BrokenPipeError:
+        status = _output_closed()
     except RefillError as error:
         print(f"refill: error: {error}", file=sys.stderr)
         status = error.exit_code
@@ -397,6 +403,15 @@ def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
     finally:
         interrupts.disarm(exit_status=status if as_program else None)
     return status
+
+
+def _output_closed() -> int:
+    """The reader of the output went away (`refill status | head -1`): stop quietly. What
+    is still buffered for it goes nowhere, and so does anything printed after."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE_CLOSED
 
 
 def program() -> None:

@@ -8,6 +8,8 @@ Exit statuses (the one home for them; `refill` returns these):
        restatement without sign-off, a warehouse held too long; `refill gaps` found gaps
   2    a usage error: an argument or option value that cannot be right on any data
   130  interrupted (Ctrl-C or SIGTERM), as shells report SIGINT
+  141  the output's reader went away (`refill status | head -1`), as shells report SIGPIPE:
+       the command stops quietly, without a traceback
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_PIPE_CLOSED = 141
 
 
 class FailedStep(StrEnum):

@@ -18,8 +18,10 @@ DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
 # DBT_TARGET names another. On Spark the warehouse is a folder (tables, locks, Spark's own).
 TARGET_ENV = "DBT_TARGET"
 DEFAULT_TARGET = "duckdb"
-ENGINES = ("duckdb", "spark")
+ENGINES = ("duckdb", "spark", "spark-cluster")
 DEFAULT_SPARK_WAREHOUSE = "warehouse/spark"
+# On a cluster the tables live in its metastore; this folder holds refill's locks only.
+DEFAULT_SPARK_CLUSTER_FOLDER = "warehouse/spark-cluster"
 DEFAULT_DEMO_FOLDER = "data/demo"
 
 # The landing datasets and the models built from them are the dbt project's to name (the
@@ -135,7 +137,7 @@ def landing_root() -> Path:
 def warehouse_path() -> Path:
     """Where the engine's warehouse is: the DuckDB file ($REFILL_WAREHOUSE), or on Spark
     the warehouse folder ($REFILL_SPARK_WAREHOUSE, spark_warehouse_path)."""
-    if engine_name() == "spark":
+    if engine_name() in ("spark", "spark-cluster"):
         return spark_warehouse_path()
     return _resolve(os.environ.get("REFILL_WAREHOUSE", DEFAULT_WAREHOUSE))
 
@@ -159,8 +161,11 @@ def engine_name() -> str:
 
 
 def spark_warehouse_path() -> Path:
-    """The Spark warehouse folder ($REFILL_SPARK_WAREHOUSE): tables, locks, Spark's files."""
-    return _resolve(os.environ.get("REFILL_SPARK_WAREHOUSE", DEFAULT_SPARK_WAREHOUSE))
+    """The Spark warehouse folder ($REFILL_SPARK_WAREHOUSE): on `spark` the tables, the
+    locks and Spark's files; on `spark-cluster` refill's locks only (the tables are the
+    cluster's)."""
+    default = DEFAULT_SPARK_CLUSTER_FOLDER if engine_name() == "spark-cluster" else None
+    return _resolve(os.environ.get("REFILL_SPARK_WAREHOUSE", default or DEFAULT_SPARK_WAREHOUSE))
 
 
 def _resolve(raw: str) -> Path:

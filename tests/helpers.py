@@ -193,6 +193,26 @@ def query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
         return connection.execute(sql, params or []).fetchall()
 
 
+# Everything a consumer can read: the published relations (tables and the versioned
+# model's consumer view), the ledger and data-as-of, every column (lineage included).
+CONSUMER_RELATIONS = (
+    "main.fct_payments",
+    "main.payments_quarantine",
+    "main.fct_daily_revenue_v1",
+    "main.fct_daily_revenue_v2",
+    "main.fct_daily_revenue",
+    "ops.partition_ledger",
+    "ops.data_as_of",
+)
+
+
+def consumer_results(warehouse: Path) -> dict[str, list[tuple]]:
+    return {
+        relation: query(warehouse, f"select * from {relation} order by all")
+        for relation in CONSUMER_RELATIONS
+    }
+
+
 def relation_exists(warehouse: Path, schema: str, name: str) -> bool:
     if not warehouse.exists():
         return False

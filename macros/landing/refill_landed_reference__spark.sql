@@ -1,27 +1,25 @@
 {% macro spark__refill_landed_reference(dataset, window, declared) %}
-    {#-- Spark: the reference fingerprints refill recorded with each day's verdict
-         (refill/warehouse/spark_readiness.py computes them in Python, from the seed files),
-         checked in this statement against the loads ops.seed_loads records (the latest per
-         seed, Spark's sha2 of the file loaded): recorded from other bytes than the
-         warehouse holds, the build stops (raise_error), naming the seeds. A day without a
-         recorded verdict is refused by the readiness gate. --#}
+    {#-- Spark: the reference fingerprints computed by the engine itself, as the readiness
+         verdicts are (refill/warehouse/spark_readiness.py as a script transformation: the
+         rule in refill/rules/reference.py, from the seed files' bytes, no translation),
+         with the sha256 of the seed files they were computed from, checked in this
+         statement against the loads ops.seed_loads records (the latest per seed, Spark's
+         sha2 of the file loaded): computed from other bytes than the warehouse holds, or
+         from a declaration or a file that cannot be read, the build stops (raise_error). --#}
     {%- set seed_ids = [] -%}
     {%- for read in declared.reads if read is mapping and read.seed in declared.seeds -%}
         {%- if declared.seeds[read.seed].id not in seed_ids -%}
             {%- do seed_ids.append(declared.seeds[read.seed].id) -%}
         {%- endif -%}
     {%- endfor -%}
-    with recorded as (
-        {{ refill_spark_latest_verdicts_sql([dataset], window) }}
-    ),
-
-    by_day as (
+    {%- set request = "select 'reference' as kind, " ~ refill_string_literal(tojson(declared)) ~ " as dataset, "
+        ~ refill_string_literal(window.start_date.isoformat()) ~ " as start_day, "
+        ~ refill_string_literal(window.end_date.isoformat()) ~ " as end_day, '' as landing_root" -%}
+    with answers as (
         select
-            day,
-            first(reference_fingerprint) as reference_fingerprint,
-            first(seed_contents) as seed_contents
-        from recorded
-        group by day
+            to_date(answered.day) as day,
+            from_json(answered.payload, 'reference_fingerprint string, seed_contents string, error string') as answer
+        from ({{ refill_spark_readiness_transform_sql(request) }}) as answered
     ),
 
     loads as (
@@ -42,18 +40,21 @@
     )
 
     select
-        by_day.day,
-        by_day.reference_fingerprint
-    from by_day
+        answers.day,
+        answers.answer.reference_fingerprint
+    from answers
     cross join loaded
     where
         case
-            when coalesce(by_day.seed_contents, '') = coalesce(loaded.seed_contents, '') then true
+            when answers.answer.error is not null then raise_error(
+                'refill reference: ' || {{ refill_string_literal(dataset) }} || ': ' || answers.answer.error
+            )
+            when coalesce(answers.answer.seed_contents, '') = coalesce(loaded.seed_contents, '') then true
             else raise_error(
-                'refill reference: ' || {{ refill_string_literal(dataset) }} || ' ' || cast(by_day.day as string)
-                || ': the seed files its reference fingerprint was recorded from (' || coalesce(by_day.seed_contents, 'none')
+                'refill reference: ' || {{ refill_string_literal(dataset) }} || ' ' || cast(answers.day as string)
+                || ': the seed files its reference fingerprint was computed from (' || coalesce(answers.answer.seed_contents, 'none')
                 || ') are not the ones the warehouse loaded (' || coalesce(loaded.seed_contents, 'none')
-                || '); load the seeds (`dbt seed`) and record the verdicts again; nothing written'
+                || '); load the seeds (`dbt seed`, or a build that selects them; refill''s commands load them); nothing written'
             )
         end
 {% endmacro %}

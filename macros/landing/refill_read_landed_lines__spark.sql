@@ -2,8 +2,8 @@
     {#--
         Spark: the window's part files read as bytes (binaryFile: Spark's text reader would
         replace bytes that are not UTF-8 and give no line number), each checked against the
-        sha256 its readiness verdict recorded (refill/warehouse/spark_readiness.py) in the
-        same statement, then split into lines by spark__refill_split_landed_lines. The paths
+        sha256 its readiness verdict took in this build (spark__refill_window_readiness) in
+        the same statement, then split into lines by spark__refill_split_landed_lines. The paths
         reach Spark only as one string literal in a table's options: an exact-file glob
         `<root>/{a,b}`, safe because the readiness rule admits no glob character in a part
         file's name and the root is refused here if it holds one.
@@ -42,7 +42,14 @@
         ),
 
         verdicts as (
-            {{ refill_spark_latest_verdicts_sql(datasets, window) }}
+            {%- for dataset in datasets %}
+            select
+                part_file,
+                part_sha256,
+                is_ready
+            from {{ refill_spark_readiness_relation(dataset, window) }}
+            {{ "union all" if not loop.last }}
+            {%- endfor %}
         ),
 
         verified as (
@@ -57,10 +64,8 @@
                     when verdicts.part_sha256 = files.sha256 then true
                     -- raise_error: a view may not call the session's error() function
                     else raise_error(
-                        'refill readiness: ' || files.file_name || ' is not the file its readiness verdict '
-                        || 'checked, nothing written; record the verdict again: python -m '
-                        || 'refill.warehouse.spark_readiness ' || split_part(files.file_name, '/', 1)
-                        || ' {{ window.start_date }} {{ window.end_date }}'
+                        'refill readiness: ' || files.file_name || ' changed after its readiness verdict '
+                        || 'in this build, nothing written; build the window again'
                     )
                 end
         ),

@@ -1,36 +1,30 @@
-{% macro refill_spark_latest_verdicts_sql(datasets, window) %}
-    {#-- Spark: the latest recorded verdict rows (one per day and part file) of `datasets`
-         for the window's days, from ops.readiness_verdicts (refill/warehouse/spark_readiness.py). --#}
-    select *
-    from (
-        select
-            verdicts.*,
-            max(recorded_at) over (partition by dataset, day) as newest_recording
-        from ops.readiness_verdicts as verdicts
-        where
-            dataset in ({%- for dataset in datasets %}{{ refill_string_literal(dataset) }}{{ ", " if not loop.last }}{%- endfor %})
-            and {{ refill_window_predicate('day') }}
-    ) as recorded
-    where recorded_at = newest_recording
-{% endmacro %}
-
-{% macro refill_spark_unrecorded_reason(dataset, window) %}
-    {{ return("no readiness verdict recorded for it; run `python -m refill.warehouse.spark_readiness "
-        ~ dataset ~ " " ~ window.start_date ~ " " ~ window.end_date ~ "` (refill records it before each chunk)") }}
-{% endmacro %}
-
 {% macro spark__refill_window_readiness(dataset, window) %}
-    {#-- Spark: the verdicts refill recorded for the window (the rule itself runs in Python:
-         refill/rules/readiness.py); a day without one is not ready, and the reason names
-         the command that records it. --#}
-    {%- do run_query("refresh table ops.readiness_verdicts") -%}
+    {#--
+        Spark: the readiness rule (refill/rules/readiness.py, its one home) run by the engine
+        itself, so a plain `dbt build` needs no step before it and the dbt process need not
+        see the landing (on a cluster it is the cluster's to read). The engine runs the rule
+        as a script transformation (refill/warehouse/spark_readiness.py, in the Python of its
+        tasks) and keeps the window's verdicts in a work table
+        (refill_spark_readiness_relation: one row per day and part file, with the file's
+        sha256, which the line reader checks the bytes it reads against). Returns them as
+        refill_window_readiness does: one dict per day, oldest first.
+    --#}
+    {%- if not execute -%}{{ return([]) }}{%- endif -%}
+    {%- set verdicts = refill_spark_readiness_relation(dataset, window) -%}
+    {%- set request = refill_spark_readiness_request('window', dataset, window) -%}
+    {%- do run_query("create schema if not exists " ~ verdicts.schema) -%}
+    {%- do run_query("drop table if exists " ~ verdicts) -%}
+    {%- do run_query("create table " ~ verdicts ~ " using parquet location " ~ refill_spark_location(verdicts)
+        ~ " as " ~ refill_spark_verdict_rows_sql(request)) -%}
+
     {%- set recorded = run_query(
         "select cast(day as string) as day, is_ready, reason, part_file, manifest_files, manifest_records,"
-        ~ " exported_at, source_fingerprint from (" ~ refill_spark_latest_verdicts_sql([dataset], window)
-        ~ ") order by day, part_file") -%}
+        ~ " exported_at, source_fingerprint from " ~ verdicts ~ " order by day, part_file") -%}
     {%- set by_day = {} -%}
+    {%- set days = [] -%}
     {%- for row in recorded.rows -%}
         {%- if row['day'] not in by_day -%}
+            {%- do days.append(row['day']) -%}
             {%- do by_day.update({row['day']: {
                 'day': row['day'], 'is_ready': row['is_ready'], 'reason': row['reason'], 'part_files': [],
                 'manifest_files': row['manifest_files'], 'manifest_records': row['manifest_records'],
@@ -40,55 +34,114 @@
             {%- do by_day[row['day']]['part_files'].append(row['part_file']) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set verdicts = [] -%}
-    {%- for offset in range(window.days) -%}
-        {%- set day = (window.start_date + modules.datetime.timedelta(days=offset)).isoformat() -%}
-        {%- do verdicts.append(by_day.get(day) or {
-            'day': day, 'is_ready': false, 'reason': refill_spark_unrecorded_reason(dataset, window),
-            'part_files': []}) -%}
-    {%- endfor -%}
-    {{ return(verdicts) }}
+    {%- set verdict_list = [] -%}
+    {%- for day in days -%}{%- do verdict_list.append(by_day[day]) -%}{%- endfor -%}
+    {{ return(verdict_list) }}
 {% endmacro %}
 
-{% macro spark__refill_landed_manifests(dataset, window) %}
-    {#-- Spark: the window's verdicts as rows, read from ops.readiness_verdicts in this
-         statement (a day without a recorded verdict is a not-ready row). --#}
-    with recorded as (
-        {{ refill_spark_latest_verdicts_sql([dataset], window) }}
-    ),
+{% macro refill_spark_readiness_relation(dataset, window) %}
+    {#-- Spark: the work table of one dataset's verdicts over one window (schema wap: the
+         chunk's own, never registered by another process). --#}
+    {%- do refill_spark_landing_root(dataset) -%}
+    {{ return(api.Relation.create(schema='wap', identifier=dataset ~ '__readiness__'
+        ~ window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d'), type='table')) }}
+{% endmacro %}
 
-    by_day as (
+{% macro refill_spark_landing_root(dataset) %}
+    {#-- Spark: the landing root the engine reads, checked. It reaches SQL only as a string
+         literal (and, in the line reader, inside a glob pattern: no glob character). An
+         engine outside dbt's process (a cluster) cannot resolve a relative path the way dbt
+         would, so there it must be absolute (or a URI). --#}
+    {%- if not modules.re.fullmatch('[a-z][a-z0-9_]{0,62}', dataset) -%}
+        {{ exceptions.raise_compiler_error(
+            "refill input: dataset name " ~ tojson(dataset) ~ " is not a plain lowercase name") }}
+    {%- endif -%}
+    {%- set root = refill_landing_root() | string -%}
+    {%- if modules.re.search('[*?\\[\\]{},\\\\\\x00-\\x1f\\x7f]', root) -%}
+        {{ exceptions.raise_compiler_error(
+            "refill input: REFILL_LANDING " ~ tojson(root)
+            ~ " holds a glob character, a backslash or a control character; use a plain folder path") }}
+    {%- endif -%}
+    {%- if not root.startswith('/') and modules.re.match('[A-Za-z][A-Za-z0-9+.-]*:', root) is none -%}
+        {%- set master = run_query("set spark.master").columns[1].values()[0] -%}
+        {%- if not master.startswith('local') -%}
+            {{ exceptions.raise_compiler_error(
+                "refill input: REFILL_LANDING " ~ tojson(root) ~ " is a relative path, which the Spark cluster ("
+                ~ master ~ ") would resolve in its own folder; give the landing's absolute path") }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(root.rstrip('/') or '/') }}
+{% endmacro %}
+
+{% macro refill_spark_readiness_request(kind, dataset, window=none) %}
+    {#-- Spark: the rows the script transformation reads (refill.warehouse.spark_readiness):
+         values as string literals, never in the command. --#}
+    {%- set start = window.start_date.isoformat() if window else '' -%}
+    {%- set end = window.end_date.isoformat() if window else '' -%}
+    {{ return("select " ~ refill_string_literal(kind) ~ " as kind, " ~ refill_string_literal(dataset) ~ " as dataset, "
+        ~ refill_string_literal(start) ~ " as start_day, " ~ refill_string_literal(end) ~ " as end_day, "
+        ~ refill_string_literal(refill_spark_landing_root(dataset)) ~ " as landing_root") }}
+{% endmacro %}
+
+{% macro refill_spark_readiness_transform_sql(request) %}
+    {#-- Spark: the rule's answers to `request`, as rows (day string, payload string). The
+         command is a constant; its Python is the engine tasks' ($PYSPARK_PYTHON). --#}
+    select transform (kind, dataset, start_day, end_day, landing_root)
+        row format delimited fields terminated by '\t' lines terminated by '\n'
+        using {{ refill_string_literal('"${PYSPARK_PYTHON:-python3}" -m refill.warehouse.spark_readiness') }}
+        as (day string, payload string)
+        row format delimited fields terminated by '\t' lines terminated by '\n'
+    from ({{ request }}) as request
+{% endmacro %}
+
+{% macro refill_spark_verdict_rows_sql(request) %}
+    {#-- Spark: the verdicts of a `window` request, one row per day and part file (one
+         without a file for a day with none). --#}
+    with answers as (
         select
-            day,
-            first(is_ready) as is_ready,
-            first(reason) as reason,
-            array_sort(collect_list(part_file)) as part_files,
-            first(manifest_files) as manifest_files,
-            first(manifest_records) as manifest_records,
-            cast(first(exported_at) as timestamp) as exported_at,
-            first(source_fingerprint) as source_fingerprint
-        from recorded
-        group by day
+            to_date(day) as day,
+            from_json(payload, 'is_ready boolean, reason string, part_files array<string>,'
+                || ' part_sha256 array<string>, manifest_files bigint, manifest_records bigint,'
+                || ' exported_at string, source_fingerprint string') as verdict
+        from ({{ refill_spark_readiness_transform_sql(request) }}) as answered
     )
 
     select
-        days.day,
-        coalesce(by_day.is_ready, false) as is_ready,
-        coalesce(by_day.reason, {{ refill_string_literal(refill_spark_unrecorded_reason(dataset, window)) }}) as reason,
-        coalesce(by_day.part_files, array()) as part_files,
-        by_day.manifest_files,
-        by_day.manifest_records,
-        by_day.exported_at,
-        by_day.source_fingerprint
-    from generate_series(date '{{ window.start_date }}', date '{{ window.end_date }}', interval 1 day) as days (day)
-    left join by_day on days.day = by_day.day
+        answers.day,
+        answers.verdict.is_ready,
+        answers.verdict.reason,
+        parts.part_file,
+        answers.verdict.part_sha256[parts.position] as part_sha256,
+        answers.verdict.manifest_files,
+        answers.verdict.manifest_records,
+        answers.verdict.exported_at,
+        answers.verdict.source_fingerprint
+    from answers
+    lateral view outer posexplode(answers.verdict.part_files) parts as position, part_file
+{% endmacro %}
+
+{% macro spark__refill_landed_manifests(dataset, window) %}
+    {#-- Spark: the window's verdicts as rows, one per day, from the table
+         spark__refill_window_readiness wrote in this build. --#}
+    select
+        day,
+        first(is_ready) as is_ready,
+        first(reason) as reason,
+        array_sort(collect_list(part_file)) as part_files,
+        first(manifest_files) as manifest_files,
+        first(manifest_records) as manifest_records,
+        cast(first(exported_at) as timestamp) as exported_at,
+        first(source_fingerprint) as source_fingerprint
+    from {{ refill_spark_readiness_relation(dataset, window) }}
+    group by day
 {% endmacro %}
 
 {% macro spark__refill_landed_days(dataset) %}
-    {#-- Spark: the days refill recorded a verdict for (the landing is listed in Python). --#}
-    {%- do run_query("refresh table ops.readiness_verdicts") -%}
+    {#-- Spark: every day with a dt= folder, ready or not, oldest first (readiness.landed_days,
+         run by the engine as the verdicts are). --#}
+    {%- if not execute -%}{{ return([]) }}{%- endif -%}
     {%- set result = run_query(
-        "select distinct cast(day as string) from ops.readiness_verdicts where dataset = "
-        ~ refill_string_literal(dataset) ~ " order by 1") -%}
+        "select day from (" ~ refill_spark_readiness_transform_sql(refill_spark_readiness_request('days', dataset))
+        ~ ") order by day") -%}
     {{ return(result.columns[0].values() | list) }}
 {% endmacro %}

@@ -1,10 +1,11 @@
 {% macro spark__refill_create_ops_relations() %}
     {#--
         Spark (on-run-start): the same ops relations as parquet tables, each external at
-        its folder (refill_spark_location). The catalog lives in this process's memory, so
-        every invocation registers them again from their folders, and with them the
-        seeds and published models a previous process wrote (known from ops.seed_loads and
-        the ledger), and tells dbt's cache. Spark's parquet tables have no delete or update:
+        its folder (refill_spark_location). On the `spark` target the catalog lives in this
+        process's memory, so every invocation registers them again from their folders, and
+        with them the seeds and published models a previous process wrote (known from
+        ops.seed_loads and the ledger), and tells dbt's cache; a cluster's metastore
+        (`spark-cluster`) keeps them, and only the missing ones are created. Spark's parquet tables have no delete or update:
         the ledger is partitioned by (model_name, partition_date) and replaced per day by a
         dynamic overwrite (spark__refill_publish); the other logs are append-only, read
         latest row wins. Runs its statements itself (Spark takes one per call); renders
@@ -13,14 +14,7 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set ops = api.Relation.create(schema='ops', identifier='partition_ledger', type='table') -%}
 
-    {#-- The row rules and the readiness gate call error(message), DuckDB's spelling. --#}
-    {%- do run_query(
-        "create or replace temporary function error(message string) returns boolean"
-        ~ " return raise_error(message)") -%}
-    {#-- refill_audit_version_reconciles lists the window's days with DuckDB's generate_series. --#}
-    {%- do run_query(
-        "create or replace temporary function generate_series(first_day date, last_day date, step interval day)"
-        ~ " returns table (day date) return select explode(sequence(first_day, last_day, step))") -%}
+    {%- do refill_session_functions() -%}
 
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='partition_ledger', type='table'),
         refill_ops_columns_ddl('partition_ledger', spark=true, last=['model_name', 'partition_date']),
@@ -33,14 +27,16 @@
         refill_ops_columns_ddl('notification_outbox', spark=true)) -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
         refill_ops_columns_ddl('seed_loads', spark=true)) -%}
-    {#-- The readiness verdicts refill recorded (refill/warehouse/spark_readiness.py): one
-         row per day and part file, with the file's sha256, and the day's reference
-         fingerprint with the seed files' sha256; the latest recording of a day wins. The
-         gate and the line reader check the bytes they read against it. --#}
-    {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='readiness_verdicts', type='table'),
-        refill_spark_verdict_columns()) -%}
     {%- do run_query("refresh table ops.partition_ledger") -%}
     {%- do run_query("refresh table ops.seed_loads") -%}
+
+    {#-- With a catalog that outlives the process (a cluster's metastore) the tables are
+         there already: nothing is registered again from folders. --#}
+    {%- if run_query("set spark.sql.catalogImplementation").columns[1].values()[0] == 'hive' -%}
+        {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
+        {{ return('') }}
+    {%- endif -%}
 
     {#-- What a previous process published or loaded: registered from its files. A model
          whose every published day is empty has no data file to read its columns from (an
@@ -59,46 +55,42 @@
         {%- endif -%}
     {%- endfor -%}
 
-    {%- do run_query(
-        "create or replace view ops.data_as_of as
-        with islands as (
-            select
-                model_name,
-                partition_date,
-                published_at,
-                date_sub(partition_date, cast(row_number() over (
-                    partition by model_name order by partition_date
-                ) as integer)) as island
-            from ops.partition_ledger
-            where status = 'published'
-        ),
-
-        first_islands as (
-            select
-                model_name,
-                island,
-                min(partition_date) as first_partition,
-                max(partition_date) as complete_through,
-                max(published_at) as published_at,
-                row_number() over (partition by model_name order by min(partition_date)) as island_rank
-            from islands
-            group by model_name, island
-        )
-
-        select
-            model_name,
-            first_partition,
-            complete_through as data_as_of,
-            published_at
-        from first_islands
-        where island_rank = 1") -%}
+    {%- do refill_spark_run_view_ddl(
+        "create or replace view ops.data_as_of as " ~ refill_spark_data_as_of_sql()) -%}
     {{ return('') }}
 {% endmacro %}
 
-{% macro refill_spark_verdict_columns() %}
-    {{ return(
-        "dataset string, day date, is_ready boolean, reason string, part_file string,"
-        ~ " part_sha256 string, manifest_files bigint, manifest_records bigint, exported_at string,"
-        ~ " source_fingerprint string, recorded_at timestamp, reference_fingerprint string,"
-        ~ " seed_contents string") }}
+{% macro refill_spark_data_as_of_sql() %}
+    {#-- ops.data_as_of on Spark: the complete-through day of each model, from the ledger. --#}
+    with islands as (
+        select
+            model_name,
+            partition_date,
+            published_at,
+            date_sub(partition_date, cast(row_number() over (
+                partition by model_name order by partition_date
+            ) as integer)) as island
+        from ops.partition_ledger
+        where status = 'published'
+    ),
+
+    first_islands as (
+        select
+            model_name,
+            island,
+            min(partition_date) as first_partition,
+            max(partition_date) as complete_through,
+            max(published_at) as published_at,
+            row_number() over (partition by model_name order by min(partition_date)) as island_rank
+        from islands
+        group by model_name, island
+    )
+
+    select
+        model_name,
+        first_partition,
+        complete_through as data_as_of,
+        published_at
+    from first_islands
+    where island_rank = 1
 {% endmacro %}

@@ -21,9 +21,9 @@
     {%- set built_names = run_query("show tables in " ~ schema).columns[1].values() -%}
     {%- do run_query("create schema if not exists ops") -%}
     {%- for version, relation in versions | dictsort if relation.identifier in built_names -%}
-        {%- do run_query(refill_expected_view_sql(rules(version), relation.identifier)) -%}
+        {%- do refill_spark_run_view_ddl(refill_expected_view_sql(rules(version), relation.identifier)) -%}
     {%- endfor -%}
     {%- set view_sql = refill_create_version_view(model_name) -%}
-    {%- if view_sql | trim -%}{%- do run_query(view_sql) -%}{%- endif -%}
+    {%- if view_sql | trim -%}{%- do refill_spark_run_view_ddl(view_sql) -%}{%- endif -%}
     {{ return('') }}
 {% endmacro %}

@@ -81,7 +81,7 @@
             "show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)) -%}
         {%- if found.rows | length > 0 -%}
             {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
-                {%- do run_query(statement) -%}
+                {%- do refill_spark_run_view_ddl(statement) -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
@@ -91,11 +91,26 @@
     {%- endfor -%}
     {%- for model_name in versioned -%}
         {%- set view_sql = refill_create_version_view(model_name, publishing) -%}
-        {%- if view_sql | trim -%}{%- do run_query(view_sql) -%}{%- endif -%}
+        {%- if view_sql | trim -%}{%- do refill_spark_run_view_ddl(view_sql) -%}{%- endif -%}
     {%- endfor -%}
     {%- do refill_spark_drop_shadows(chunk) -%}
     {%- do refill_spark_empty_work_tables(results) -%}
+    {%- do refill_spark_drop_landing_tables() -%}
     {{ return('') }}
+{% endmacro %}
+
+{% macro refill_spark_drop_landing_tables() %}
+    {#-- Spark: once the chunk is published, the tables its build read the landing through
+         (the window's readiness verdicts, its part files as binaryFile) dropped: their rows
+         are the verdict rule's and the landing's own (a binaryFile table's files are the
+         landing: dropping it keeps them). In a cluster's metastore they would otherwise
+         pile up, one pair per chunk ever built, and every build's listing would grow. --#}
+    {%- set window = refill_window() -%}
+    {%- set suffix = window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d') -%}
+    {%- for row in run_query("show tables in wap like " ~ refill_string_literal(
+            '*__readiness__' ~ suffix ~ '|landed_files__' ~ suffix)).rows -%}
+        {%- do run_query("drop table if exists wap.`" ~ row[1] ~ "`") -%}
+    {%- endfor -%}
 {% endmacro %}
 
 {% macro refill_spark_empty_work_tables(results) %}
@@ -105,12 +120,17 @@
          would keep a copy of its lines. A failed chunk keeps them for whoever investigates;
          its rerun replaces them. --#}
     {%- for result in results if result.node is defined and result.node is not none
+            and result.node.resource_type == 'model' and result.node.config.materialized == 'view' -%}
+        {%- do run_query("drop view if exists " ~ refill_window_relation(refill_node_relation(result.node))) -%}
+    {%- endfor -%}
+    {%- for result in results if result.node is defined and result.node is not none
             and result.node.resource_type == 'model' and result.node.config.materialized == 'table' -%}
         {%- set relation = refill_node_relation(result.node) -%}
-        {%- do run_query("drop table if exists " ~ relation) -%}
-        {%- do run_query("create table " ~ relation ~ " using parquet location "
+        {%- set built = refill_window_relation(relation) -%}
+        {%- do run_query("drop table if exists " ~ built) -%}
+        {%- do run_query("create table " ~ built ~ " using parquet location "
             ~ refill_spark_work_location(relation) ~ " as select 1 as emptied where false") -%}
-        {%- do run_query("drop table if exists " ~ relation) -%}
+        {%- do run_query("drop table if exists " ~ built) -%}
     {%- endfor -%}
 {% endmacro %}
 
@@ -123,8 +143,8 @@
         ~ " select * from " ~ shadow) -%}
     {%- set window = refill_window() -%}
     {%- set absent = run_query(
-        "select cast(days.day as string) from generate_series(date '" ~ window.start_date ~ "', date '"
-        ~ window.end_date ~ "', interval 1 day) as days (day)"
+        "select cast(days.day as string) from (select explode(sequence(date '" ~ window.start_date
+        ~ "', date '" ~ window.end_date ~ "', interval 1 day)) as day) as days"
         ~ " where days.day not in (select distinct " ~ partition_column ~ " from " ~ shadow ~ ")"
         ~ " order by 1").columns[0].values() -%}
     {%- if absent | length > 0 -%}

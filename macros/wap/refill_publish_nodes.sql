@@ -1,10 +1,11 @@
-{% macro refill_publish_nodes(chunk) %}
+{% macro refill_publish_nodes(chunk, also=[]) %}
     {#--
         The publish transaction of one chunk: the shadows of `chunk` (partitioned model
         nodes, each written and audited) moved into place, their ledger rows, their staged
         statements and the consumer views of versioned models, in one transaction, then the
         shadows dropped. Rendered by refill_publish (on-run-end of a build) and by
-        refill_publish_preview (a chunk kept by a preview): one publish SQL for both.
+        refill_publish_preview (a chunk kept by a preview): one publish SQL for both. `also`:
+        statements that commit with the chunk (a preview's publish marks its chunk).
     --#}
     {%- set publishing = chunk | map(attribute='alias') | list -%}
     begin transaction;
@@ -41,6 +42,9 @@
     {%- endfor %}
     {%- for model_name in versioned %}
     {{ refill_create_version_view(model_name, publishing) }};
+    {%- endfor %}
+    {%- for statement in also %}
+    {{ statement }};
     {%- endfor %}
     {{ refill_fault_point('before_commit') }}
     commit;

@@ -4,12 +4,25 @@
         end_date, refill_run_id): publish the chunk a preview kept, without building any
         model. Each kept model's rows and ledger rows of the window become its shadows again
         (the ledger rows take the publishing run's id and time: the run that published
-        them, and so does the rows' `_run_id`), its staged statements too, and refill_publish_nodes publishes them: the same
-        transaction as a build's on-run-end. refill.warehouse.preview_store checked first
-        that nothing the preview depends on changed.
+        them, and so does the rows' `_run_id`), its staged statements too, and
+        refill_publish_nodes publishes them: the same transaction as a build's on-run-end,
+        which also marks the chunk published from the preview (ops.refill_preview_chunks).
+        Before it writes anything it asks refill_preview_refusal whether this chunk of the
+        preview may be published now (the window one of its chunks, not published yet, not
+        expired, the code, the landing and the published days as the preview saw them), and
+        refuses otherwise: by refill, under its warehouse lock, or by hand.
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set preview_id = refill_preview_id(preview_id) -%}
+    {%- if preview_id is none -%}
+        {{ exceptions.raise_compiler_error("refill preview: give --args '{preview_id: <id>}'; nothing published") }}
+    {%- endif -%}
     {%- set window = refill_window() -%}
+    {%- set refusal = refill_preview_refusal(preview_id, window) -%}
+    {%- if refusal -%}
+        {{ exceptions.raise_compiler_error("refill preview: " ~ window.start_date ~ ".." ~ window.end_date
+            ~ " of preview " ~ preview_id ~ " refused: " ~ refusal ~ "; nothing published") }}
+    {%- endif -%}
     {%- set chunk = [] -%}
     {%- for node in graph.nodes.values() | sort(attribute='unique_id')
         if node.resource_type == 'model' and node.config.materialized == 'partitioned' -%}
@@ -43,6 +56,12 @@
     {%- if chunk | length == 0 -%}
         {{ exceptions.raise_compiler_error("refill preview: " ~ preview_id ~ " keeps no rows; nothing published") }}
     {%- endif -%}
+    {%- set marked -%}
+        insert into ops.refill_preview_chunks values (
+            {{ refill_string_literal(preview_id) }}, date '{{ window.start_date }}', date '{{ window.end_date }}',
+            {{ refill_string_literal(refill_run_id()) }}, {{ refill_run_started_at() }}
+        )
+    {%- endset -%}
     {%- do adapter.commit() -%}
-    {%- do adapter.execute(refill_publish_nodes(chunk), auto_begin=False, fetch=False) -%}
+    {%- do adapter.execute(refill_publish_nodes(chunk, [marked]), auto_begin=False, fetch=False) -%}
 {% endmacro %}

@@ -83,23 +83,6 @@ def parse_range(start: str | date | None, end: str | date | None) -> DateRange:
     return DateRange(first, last)
 
 
-def validate_options(
-    order: str, chunk_days: int, max_concurrency: int, on_missing: str, chunk_lines: int = 0
-) -> None:
-    if order not in ORDERS:
-        raise UsageError(f"--order {order!r} is not one of {', '.join(ORDERS)}")
-    if not isinstance(chunk_days, int) or chunk_days < 1:
-        raise UsageError(f"--chunk-days must be a whole number of days >= 1, got {chunk_days!r}")
-    if not isinstance(chunk_lines, int) or chunk_lines < 0:
-        raise UsageError(
-            f"--chunk-lines must be a whole number >= 0 (0: no limit), got {chunk_lines!r}"
-        )
-    if not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise UsageError(f"--max-concurrency must be >= 1, got {max_concurrency!r}")
-    if on_missing not in ON_MISSING:
-        raise UsageError(f"--on-missing {on_missing!r} is not one of {', '.join(ON_MISSING)}")
-
-
 @dataclass(frozen=True)
 class DayVerdict:
     """A day's state with what made it so (`day_verdict`).

@@ -6,6 +6,13 @@ The preview itself (`refill backfill ... --preview`) writes and audits every chu
 real run does and keeps it under the preview's id instead of publishing it
 (macros/wap/refill_keep_preview.sql); `--from-preview ID` publishes what was kept
 (flows/preview.py) iff `what_changed` finds nothing.
+
+`what_changed` is the one answer to "may this preview (or this chunk of it) be published
+now". The flow asks it before the run starts (a refusal in one line, nothing begun), and the
+publish itself asks it for each chunk at the moment it writes, inside the dbt operation that
+publishes (macros/wap/refill_publish_preview.sql, through the plugin's SQL function
+`refill_preview_refusal`): under refill's warehouse lock, and with the warehouse file held by
+that one process when a user runs the operation by hand.
 """
 
 from __future__ import annotations
@@ -91,6 +98,15 @@ class PreviewRecord:
     select: str | None = None
     # "model|day" -> the reference fingerprint (what the day read of the seeds) it was built from
     references: dict[str, str] = field(default_factory=dict)
+    datasets: list[str] = field(default_factory=list)  # the landing datasets it was built from
+    # the chunks a publish of it has committed so far (a publish stopped between chunks
+    # resumes with the others)
+    published_chunks: list[tuple[date, date]] = field(default_factory=list)
+
+    @property
+    def remaining_chunks(self) -> list[tuple[date, date]]:
+        done = set(self.published_chunks)
+        return [chunk for chunk in self.chunks if chunk not in done]
 
 
 def what_changed(
@@ -101,14 +117,35 @@ def what_changed(
     current_fingerprints: Mapping[date, set[str]],
     published: PublishedState,
     current_references: Mapping[date, list[str]] | None = None,
+    chunk: tuple[date, date] | None = None,
 ) -> str | None:
-    """None when the preview may be published as kept; else one line naming what changed
-    (the day and model where it is about one). Checked in this order: expiry, code,
-    the landing (a re-export), the seed rows a day reads (current_references: the day's
+    """None when the preview may be published as kept (with `chunk`: that chunk of it, now);
+    else one line naming what changed (the day and model where it is about one). Checked in
+    this order: the chunk (one of the preview's, not published yet), expiry, code, the
+    landing (a re-export), the seed rows a day reads (current_references: the day's
     reference fingerprints now, refill.rules.reference), the published state (a run
-    published one of its days)."""
+    published one of its days), over every day still to publish (all its chunks but those
+    a publish of it committed): a change to any of them stops the publish before its next
+    chunk, not after it."""
+    if chunk is not None:
+        start, end = chunk
+        if chunk not in record.chunks:
+            chunks = ", ".join(str(planning.Chunk(*each)) for each in record.chunks)
+            return (
+                f"{planning.Chunk(start, end)} is not a chunk of preview {record.preview_id} "
+                f"(its chunks: {chunks}); a publish of another window would replace days the "
+                "preview did not build"
+            )
+        if chunk in record.published_chunks:
+            return f"chunk {planning.Chunk(start, end)} of preview {record.preview_id} is published"
+    days = [day for each in record.remaining_chunks for day in planning.Chunk(*each).days]
     if now >= record.expires_at:
         return f"preview {record.preview_id} expired at {record.expires_at:%Y-%m-%d %H:%M} UTC"
+    if not record.datasets:
+        return (
+            f"preview {record.preview_id} was recorded by an earlier refill, without the "
+            "datasets it was built from"
+        )
     for model in record.models:
         kept, current = record.code_versions.get(model), code_versions.get(model)
         if kept != current:
@@ -116,31 +153,47 @@ def what_changed(
                 f"the code of {model} changed since preview {record.preview_id} "
                 f"(code version {kept} then, {current} now)"
             )
+    wanted = {day.isoformat() for day in days}
     for key, fingerprint in sorted(record.fingerprints.items()):
         model, day = key.split("|")
-        if fingerprint not in current_fingerprints.get(date.fromisoformat(day), set()):
+        if day in wanted and fingerprint not in current_fingerprints.get(
+            date.fromisoformat(day), set()
+        ):
             return (
                 f"day {day} was re-exported since preview {record.preview_id} "
                 f"(its landing fingerprint is not the one {model} was computed from)"
             )
-    for key, kept in sorted(record.references.items()):
+    for key, kept in sorted(record.references.items() if current_references is not None else []):
         model, day = key.split("|")
-        now = (current_references or {}).get(date.fromisoformat(day), [])
+        if day not in wanted:
+            continue
+        now = current_references.get(date.fromisoformat(day), [])
         if kept not in now:
             seeds = ", ".join(changed_seeds(kept, now[0] if now else None)) or "its reference data"
             return (
                 f"{seeds} changed for day {day} since preview {record.preview_id} "
                 f"(not the rows {model} was computed from)"
             )
-    return published_state_changed(record, published)
+    return published_state_changed(record, published, days)
+
+
+def selection_refused(record: PreviewRecord, given: str | None, models: list[str]) -> str | None:
+    """A publish of a preview publishes the models the preview kept, all of them: a --select
+    that resolves to other models is refused (None when it is absent or the same set)."""
+    if given is None or sorted(models) == sorted(record.models):
+        return None
+    return (
+        f"--select {given!r} rebuilds {', '.join(sorted(models))}, but preview "
+        f"{record.preview_id} kept {', '.join(record.models)}: a publish of it publishes what "
+        "it kept; drop --select, or preview that selection"
+    )
 
 
 def published_state_changed(
     record: PreviewRecord, published: PublishedState, days: Iterable[date] | None = None
 ) -> str | None:
     """None when every model-day (of `days`, default all) is published as it was when the
-    preview ran; else one line naming the first that is not. Checked once before the
-    publish and again for each chunk's days under the warehouse lock, before its publish."""
+    preview ran; else one line naming the first that is not."""
     keys = set(record.published) | set(published)
     if days is not None:
         wanted = {day.isoformat() for day in days}

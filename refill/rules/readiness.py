@@ -1,7 +1,8 @@
 """The readiness rule: when a landed day may be computed. Its one home.
 
 dbt calls it through a DuckDB function that `refill.warehouse.dbt_plugin` registers (the
-staging model refuses a window with an unready day); the Prefect flows call it
+staging model refuses a window with an unready day); on Spark the engine runs it in a
+process of its own (refill.warehouse.spark_readiness); the Prefect flows call it
 directly before they build or while they wait for a late file.
 
 A day is ready only when its `_SUCCESS` manifest exists, parses, names the day,

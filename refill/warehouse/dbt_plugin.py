@@ -3,8 +3,9 @@
 Registered in `profiles.yml`. It is the bridge that keeps one home per rule:
 the readiness verdict (`refill.rules.readiness`), the landing location
 (`refill.settings`), the git commit and a seed file's content key (`refill.code_version`)
-are Python, and
-dbt macros read them through these functions instead of re-implementing them.
+and whether a preview's chunk may be published now (`refill.rules.preview.what_changed`)
+are Python, and dbt macros read them through these functions instead of re-implementing
+them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from refill import settings
 from refill.code_version import content_sha256, git_commit
 from refill.errors import RefillError
 from refill.rules import readiness, reference
+from refill.warehouse import preview_store
 
 
 def refill_landing_root() -> str:
@@ -83,6 +85,13 @@ def refill_window_reference(declared: str, loaded: str, start: date, end: date) 
     )
 
 
+def refill_preview_refusal(facts: str, start: date, end: date) -> str:
+    """'' when chunk start..end of a preview may be published now, else the one line why
+    (refill_publish_preview asks it before it writes; `facts`: what it read of the preview,
+    the ledger and the project, as JSON)."""
+    return preview_store.refusal_now(facts, start, end)
+
+
 _FUNCTIONS = {
     "refill_landing_root": (refill_landing_root, [], "VARCHAR"),
     "refill_window_readiness": (refill_window_readiness, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
@@ -94,6 +103,7 @@ _FUNCTIONS = {
         ["VARCHAR", "VARCHAR", "DATE", "DATE"],
         "VARCHAR",
     ),
+    "refill_preview_refusal": (refill_preview_refusal, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_plain_text_part_files": (
         refill_plain_text_part_files,
         ["VARCHAR[]"],

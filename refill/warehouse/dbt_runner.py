@@ -13,37 +13,29 @@ import functools
 import hashlib
 import json
 import os
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from refill import settings
 from refill.code_version import content_sha256
-from refill.errors import FailedStep, UsageError
+from refill.errors import UsageError
 from refill.rules.catalog import Catalog
 from refill.warehouse.catalog import read_catalog, seed_file
+
+# What a dbt result says went wrong, and what to do, has its own module; the flows read it
+# through this one.
+from refill.warehouse.dbt_outcomes import (  # noqa: F401 (re-exported)
+    WHAT_TO_DO,
+    BuildOutcome,
+    classify_failure,
+    one_line,
+    outcome_of,
+)
 
 
 class DbtError(RuntimeError):
     """A dbt invocation failed; the message is dbt's first error, on one line."""
-
-
-@dataclass
-class BuildOutcome:
-    """What one `dbt build` of a window did, and when it failed, where and whether a retry
-    can help (see `classify_failure`)."""
-
-    success: bool
-    message: str  # the first error on one line, or "ok"
-    statuses: dict[str, str] = field(default_factory=dict)  # unique id -> success/error/...
-    failed_step: FailedStep | None = None
-    failure_class: str | None = None  # a key of WHAT_TO_DO
-    transient: bool = False
-
-    @property
-    def what_to_do(self) -> str:
-        return WHAT_TO_DO.get(self.failure_class or "", WHAT_TO_DO["other"])
 
 
 def window_vars(
@@ -106,17 +98,18 @@ class DbtProject:
             command = ["parse", "--no-write-json", *self._log_flags(), *self._common_args()]
             result = dbtRunner().invoke(command)
             if not result.success:
-                raise DbtError(f"dbt parse failed: {_one_line(result.exception)}")
+                raise DbtError(f"dbt parse failed: {one_line(result.exception)}")
             self._manifest = result.result
         return self._manifest
 
-    def invoke(self, command: list[str]):
-        """Run one dbt command in-process on the parsed manifest."""
+    def invoke(self, command: list[str], callbacks: list | None = None):
+        """Run one dbt command in-process on the parsed manifest (`callbacks`: dbt's, each
+        called with every event the command fires)."""
         from dbt.cli.main import dbtRunner
 
         export_paths()
         try:
-            return dbtRunner(manifest=self.manifest).invoke(
+            return dbtRunner(manifest=self.manifest, callbacks=callbacks or []).invoke(
                 [*command[:1], *self._log_flags(), *command[1:], *self._common_args()]
             )
         finally:
@@ -154,6 +147,24 @@ class DbtProject:
         result = self.invoke(command)
         return outcome_of(result)
 
+    def run_operation(self, macro: str, arguments: dict, variables: dict) -> BuildOutcome:
+        """`dbt run-operation` of one of the project's macros; its failure carries the macro's
+        own error (dbt reports it only as a log event, which refill's quiet log drops)."""
+        errors: list[str] = []
+
+        def caught(event) -> None:
+            if event.info.name in ("RunningOperationCaughtError", "RunningOperationUncaughtError"):
+                errors.append(str(event.data.exc))
+
+        command = ["run-operation", macro, "--args", json.dumps(arguments)]
+        result = self.invoke([*command, "--vars", json.dumps(variables)], callbacks=[caught])
+        if result.success:
+            return BuildOutcome(True, "ok")
+        cause = errors[0] if errors else str(result.exception or "")
+        step, failure_class, transient = classify_failure(cause, "operation", macro)
+        message = one_line(cause) or "dbt run-operation failed without an error (see logs/dbt.log)"
+        return BuildOutcome(False, message, {}, step, failure_class, transient)
+
     @property
     def catalog(self) -> Catalog:
         """The datasets and versioned marts the models declare (refill.warehouse.catalog)."""
@@ -174,17 +185,24 @@ class DbtProject:
         }
 
     def resolve_selection(self, select: str | None) -> Selection:
-        """What a backfill of `select` rebuilds: the models, everything downstream of them
-        (no mart is left behind its facts), and the staging they read in the same window."""
+        """What a backfill of `select` rebuilds: the models it selects (dbt resolves the
+        selection: several selectors, `+`, `@`, tags, paths, `state:` with DBT_STATE), every
+        model downstream of ANY of them (no mart is left behind its facts: they publish in
+        the same commit), and the staging they read in the same window."""
         partitioned = self.partitioned_models()
         if not select:
             return Selection(None, sorted(partitioned))
-        result = self.invoke(
-            ["ls", "--select", f"{select}+", "--resource-type", "model", "--output", "json"]
-        )
+        result = self.invoke(["ls", "--select", select, "--output", "json"])
         if not result.success:
-            raise UsageError(f"--select {select!r} is not a valid dbt selection")
-        chosen = [self.manifest.nodes[json.loads(line)["unique_id"]] for line in result.result]
+            cause = one_line(result.exception) if result.exception else "dbt ls failed"
+            raise UsageError(f"--select {select!r} is not a valid dbt selection: {cause}")
+        selected = {json.loads(line)["unique_id"] for line in result.result}
+        rebuilt = self._with_descendants(selected)
+        chosen = [
+            node
+            for unique_id, node in sorted(self.manifest.nodes.items())
+            if unique_id in rebuilt and node.resource_type == "model"
+        ]
         if not chosen:
             raise UsageError(f"--select {select!r} matches no model")
         paths = {f"path:{node.original_file_path}" for node in chosen}
@@ -194,7 +212,21 @@ class DbtProject:
                 if parent is not None and "staging" in parent.fqn:
                     paths.add(f"+path:{parent.original_file_path}")
         models = sorted(_relation_name(n) for n in chosen if _relation_name(n) in partitioned)
-        return Selection(" ".join(sorted(paths)), models)
+        return Selection(" ".join(sorted(paths)), models, given=select)
+
+    def _with_descendants(self, unique_ids: set[str]) -> set[str]:
+        """`unique_ids` and every node downstream of any of them, through the graph's edges."""
+        children: dict[str, set[str]] = {}
+        for node in self.manifest.nodes.values():
+            for parent in getattr(node.depends_on, "nodes", ()):  # a seed's names macros
+                children.setdefault(parent, set()).add(node.unique_id)
+        found, todo = set(unique_ids), list(unique_ids)
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+        return found
 
     def code_versions(self) -> dict[str, str]:
         """The current code version of every partitioned model, as dbt computes it
@@ -304,10 +336,12 @@ class DbtProject:
 
 @dataclass(frozen=True)
 class Selection:
-    """A dbt --select string (None: the whole project) and the partitioned models it writes."""
+    """A dbt --select string (None: the whole project) and the partitioned models it writes;
+    `given`: the selection as the user typed it (None: none)."""
 
     select: str | None
     models: list[str]
+    given: str | None = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -362,124 +396,3 @@ def _write_cached(path: Path, key: str, versions: dict[str, str]) -> None:
 def _relation_name(node) -> str:
     """The table a model writes (a versioned model writes <name>_v<version>)."""
     return node.alias or node.name
-
-
-# The message classes of contract D5 ("refill <class>: ..."), raised by the project's macros,
-# and the step each one names. A window or input refusal stops the build before it writes.
-MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|reference|project):")
-STEP_OF_CLASS = {
-    "readiness": FailedStep.READINESS,
-    "audit": FailedStep.AUDIT,
-    "publish": FailedStep.PUBLISH,
-    "window": FailedStep.BUILD,
-    "input": FailedStep.BUILD,
-    "reference": FailedStep.BUILD,
-    "project": FailedStep.BUILD,
-}
-# What DuckDB says when another process holds the file, or the disk stumbled: the only
-# failures a retry after a pause can fix. Everything else fails the same way again.
-LOCK_MARKERS = ("could not set lock on file", "conflicting lock", "database is locked")
-IO_HICCUP_MARKERS = (
-    "input/output error",
-    "resource temporarily unavailable",
-    "stale file handle",
-    # Spark: a file listed when the query was planned was gone when it was read (another
-    # process replaced the table's files meanwhile): a runtime read, not a project that
-    # does not compile, and a rerun reads the files then present.
-    "file_not_exist",
-    "filenotfoundexception",
-)
-# The one line after a failure that says what to do, by failure class (docs/guarantees.md).
-WHAT_TO_DO = {
-    "readiness": "nothing was written; a rerun builds it once the export has landed",
-    "audit": "nothing was published; a rerun fails the same way until the landing is "
-    "re-exported or the model is fixed",
-    "publish": "nothing was published; a rerun fails the same way until the cause in "
-    "logs/dbt.log is fixed",
-    "window": "nothing was written; fix the window",
-    "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
-    # a seed file changed since the warehouse loaded it (refill's commands load it first)
-    "reference": "nothing was written; load the seeds (`dbt seed`) or rerun the refill command, "
-    "which loads them",
-    "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
-    # a partitioned model without its audits or ledger post-hooks (refused before any write;
-    # `dbt compile` runs no hooks, so it would not show the refusal)
-    "project": "nothing was written; fix the partitioned model named above and rerun",
-    "lock": "nothing was written; the warehouse stayed busy: rerun the same command to "
-    "resume, or give a longer --lock-wait",
-    "io": "nothing was published; an I/O error: rerun the same command to resume",
-    "other": "nothing was published; see logs/dbt.log",
-}
-
-
-def classify_failure(message: str, resource_type: str | None, node_name: str | None) -> tuple:
-    """(failed step, failure class, transient) of a failed dbt node or invocation.
-
-    The structured signals first: the message class a project macro raised (contract D5),
-    then which node failed (the manifests model is readiness, a data test is an audit, a
-    run hook is publishing); DuckDB's lock and I/O errors are the transient ones.
-    """
-    lowered = message.lower()
-    node_step = (
-        FailedStep.AUDIT
-        if resource_type == "test"
-        else FailedStep.PUBLISH
-        if resource_type == "operation"
-        else FailedStep.READINESS
-        if node_name and node_name.endswith("__manifests")
-        else FailedStep.BUILD
-        if resource_type in ("model", "seed", "snapshot")
-        else FailedStep.OTHER
-    )
-    if any(marker in lowered for marker in LOCK_MARKERS):
-        return FailedStep.LOCK, "lock", True
-    if any(marker in lowered for marker in IO_HICCUP_MARKERS):
-        return node_step, "io", True
-    found = MESSAGE_CLASS.search(message)
-    if found:
-        return STEP_OF_CLASS[found.group(1)], found.group(1), False
-    if resource_type == "test":
-        return FailedStep.AUDIT, "audit", False
-    if "compilation error" in lowered or "parsing error" in lowered:
-        return node_step, "compile", False
-    return node_step, "other", False
-
-
-def outcome_of(result) -> BuildOutcome:
-    if result.exception is not None:
-        message = _one_line(result.exception)
-        step, failure_class, transient = classify_failure(str(result.exception), None, None)
-        return BuildOutcome(False, message, {}, step, failure_class, transient)
-    statuses: dict[str, str] = {}
-    first_error = None
-    for node_result in getattr(result.result, "results", []) or []:
-        status = str(node_result.status)
-        statuses[node_result.node.unique_id] = status
-        if first_error is None and status in ("error", "fail", "runtime error"):
-            first_error = node_result
-    if result.success:
-        return BuildOutcome(True, "ok", statuses)
-    if first_error is None:
-        return BuildOutcome(
-            False,
-            "dbt failed without a node error (see dbt's log)",
-            statuses,
-            FailedStep.OTHER,
-            "other",
-            False,
-        )
-    node = first_error.node
-    raw = str(first_error.message or "")
-    step, failure_class, transient = classify_failure(raw, node.resource_type, node.name)
-    message = f"{node.name}: {_one_line(raw)}"
-    return BuildOutcome(False, message, statuses, step, failure_class, transient)
-
-
-def _one_line(error) -> str:
-    text = " ".join(str(error).split())
-    text = text.split(" > in macro ")[0].split(" > called by ")[0]
-    for prefix in ("Compilation Error in", "Runtime Error in"):
-        if prefix in text and ")" in text:
-            # dbt's frame ("Compilation Error in model x (path)") before the message itself
-            text = text.split(")", 1)[1].strip() or text
-    return text

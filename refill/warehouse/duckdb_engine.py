@@ -14,7 +14,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
@@ -80,9 +79,6 @@ class DuckDBWarehouse:
     def start_session(self) -> None:
         """DuckDB runs inside the process: nothing to start (and the file is not opened
         outside the lock protocol)."""
-
-    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
-        """dbt asks the readiness rule itself, through the plugin's SQL functions."""
 
     def live_waiting(self) -> bool:
         return locking.live_waiter(self.path) is not None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +20,7 @@ from refill import settings
 from refill.errors import RefillError, UsageError
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from refill.warehouse.spark_engine import SparkWarehouse
+from refill.warehouse.spark_thrift import SparkClusterWarehouse
 
 
 class Connection(Protocol):
@@ -85,11 +85,6 @@ class Warehouse(Protocol):
         worker pays it once, before its first chunk; reads and writes nothing."""
         ...
 
-    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
-        """Before a window's build: put the readiness verdicts where the engine's dbt reads
-        them (DuckDB: nothing, dbt asks the rule through the plugin; Spark: ops tables)."""
-        ...
-
     def live_waiting(self) -> bool:
         """Whether a live run (daily) waits for the warehouse now: history goes after it."""
         ...
@@ -117,7 +112,11 @@ class Warehouse(Protocol):
         ...
 
 
-ENGINES: dict[str, type] = {"duckdb": DuckDBWarehouse, "spark": SparkWarehouse}
+ENGINES: dict[str, type] = {
+    "duckdb": DuckDBWarehouse,
+    "spark": SparkWarehouse,
+    "spark-cluster": SparkClusterWarehouse,
+}
 # Every engine's own exceptions (a caller that survives any warehouse failure catches these):
 # neither list imports its engine's client library beyond what it has loaded already.
 ENGINE_ERRORS: tuple[type[BaseException], ...] = DuckDBWarehouse.errors + SparkWarehouse.errors

@@ -75,6 +75,18 @@ def has_ops(connection) -> bool:
     return has_table(connection, "ops", "partition_ledger")
 
 
+def published_models(store) -> set[str]:
+    """The models with a day published in the warehouse `store` (none when it does not
+    exist yet): a model without one has no table there yet."""
+    if not store.exists():
+        return set()
+    with store.read(reader="plan") as connection:
+        if not has_ops(connection):
+            return set()
+        rows = connection.execute("select distinct model_name from ops.partition_ledger")
+        return {name for (name,) in rows.fetchall()}
+
+
 def seeds_are_loaded(connection, seeds: dict[str, tuple[str, str]], load_key: str) -> bool:
     """True when every seed (unique id -> schema, table) is in the warehouse, loaded by the
     flows with `load_key` (ops.seed_loads, written by the seeds' post-hook)."""

@@ -1,10 +1,13 @@
-"""A restatement preview's SQL: its record (ops.refill_previews), what it kept (schema
-`preview`, written by macros/wap/refill_keep_preview.sql), the published state it depends
-on, its report against the published relations (the one diff engine, refill.warehouse.diff),
-and dropping it. The decisions are refill.rules.preview's.
+"""A restatement preview's SQL: its record (ops.refill_previews) and the chunks a publish
+of it committed (ops.refill_preview_chunks), what it kept (schema `preview`, written by
+macros/wap/refill_keep_preview.sql), the published state it depends on, its report against
+the published relations (the one diff engine, refill.warehouse.diff), and dropping it (once
+published, expired, or left by a killed run). The decisions are refill.rules.preview's.
 
-The record's table is created here, not in the ops DDL macro: only a preview needs it, and
-a warehouse that never previewed has none.
+The record's tables are created here, not in the ops DDL macro: only a preview needs them,
+and a warehouse that never previewed has none. A record is read as its row's JSON
+(`to_json`), here and in the publish operation (macros/wap/refill_preview_refusal.sql), which
+hands it to `refusal_now` through the plugin: one reading of a record for both.
 """
 
 from __future__ import annotations
@@ -13,14 +16,18 @@ import json
 from datetime import date, datetime
 from decimal import Decimal
 
+from refill import settings
+from refill.rules import readiness
 from refill.rules.catalog import Catalog
 from refill.rules.preview import (
+    PREVIEW_ID,
     Change,
     PreviewRecord,
     PreviewReport,
     PublishedState,
     checked_preview_id,
     state_key,
+    what_changed,
 )
 from refill.warehouse import diff, ops
 
@@ -40,6 +47,21 @@ create table if not exists ops.refill_previews (
     report json
 )
 """
+# A publish of the preview marks each chunk here in the chunk's own publish transaction.
+CREATE_CHUNKS = """
+create table if not exists ops.refill_preview_chunks (
+    preview_id varchar not null,
+    chunk_start date not null,
+    chunk_end date not null,
+    run_id varchar not null,
+    published_at timestamp not null
+)
+"""
+
+
+def create_relations(connection) -> None:
+    connection.execute(CREATE_RECORDS)
+    connection.execute(CREATE_CHUNKS)
 
 
 def kept_relations(connection, preview_id: str) -> dict[str, str]:
@@ -93,7 +115,7 @@ def read_published_state(connection, models: list[str], start: date, end: date) 
 
 
 def save_record(connection, record: PreviewRecord, report: dict) -> None:
-    connection.execute(CREATE_RECORDS)
+    create_relations(connection)
     body = {
         "models": record.models,
         "chunks": [[s.isoformat(), e.isoformat()] for s, e in record.chunks],
@@ -101,6 +123,7 @@ def save_record(connection, record: PreviewRecord, report: dict) -> None:
         "fingerprints": record.fingerprints,
         "published": record.published,
         "references": record.references,
+        "datasets": record.datasets,
     }
     connection.execute(
         "insert into ops.refill_previews values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -122,28 +145,87 @@ def read_record(connection, preview_id: str) -> PreviewRecord | None:
     if not ops.has_table(connection, "ops", "refill_previews"):
         return None
     row = connection.execute(
-        "select preview_id, run_id, created_at, expires_at, window_start, window_end, "
-        "select_models, record from ops.refill_previews where preview_id = ?",
+        "select to_json(r)::varchar from ops.refill_previews as r where preview_id = ?",
         [checked_preview_id(preview_id)],
     ).fetchone()
     if row is None:
         return None
-    body = json.loads(row[7])
+    chunks = []
+    if ops.has_table(connection, "ops", "refill_preview_chunks"):
+        chunks = connection.execute(
+            "select to_json(c)::varchar from ops.refill_preview_chunks as c where preview_id = ?",
+            [preview_id],
+        ).fetchall()
+    return record_of(json.loads(row[0]), [json.loads(chunk) for (chunk,) in chunks])
+
+
+def record_of(row: dict, published_chunks: list[dict]) -> PreviewRecord:
+    """A record from its row of ops.refill_previews and its rows of ops.refill_preview_chunks,
+    as JSON objects (`to_json` of the rows)."""
+    body = row["record"] if isinstance(row["record"], dict) else json.loads(row["record"])
     return PreviewRecord(
-        preview_id=row[0],
-        run_id=row[1],
-        created_at=row[2],
-        expires_at=row[3],
-        start=row[4],
-        end=row[5],
-        select=row[6],
+        preview_id=row["preview_id"],
+        run_id=row["run_id"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+        expires_at=datetime.fromisoformat(row["expires_at"]),
+        start=date.fromisoformat(row["window_start"]),
+        end=date.fromisoformat(row["window_end"]),
+        select=row["select_models"],
         models=body["models"],
         chunks=[(date.fromisoformat(s), date.fromisoformat(e)) for s, e in body["chunks"]],
         code_versions=body["code_versions"],
         fingerprints=body["fingerprints"],
         published=body["published"],
         references=body.get("references", {}),  # none in a record from before they were kept
+        datasets=body.get("datasets", []),
+        published_chunks=[
+            (date.fromisoformat(c["chunk_start"]), date.fromisoformat(c["chunk_end"]))
+            for c in published_chunks
+        ],
     )
+
+
+def current_fingerprints(datasets, chunks: list[tuple[date, date]]) -> dict[date, set[str]]:
+    """Each day's source fingerprints in the landing now, one per dataset, for the days of
+    `chunks`: what a kept ledger row's fingerprint must still be among."""
+    found: dict[date, set[str]] = {}
+    for start, end in chunks:
+        for verdict, each in readiness.datasets_window_readiness(
+            settings.landing_root(), list(datasets), start, end
+        ):
+            found[verdict.day] = {v.source_fingerprint for v in each if v.source_fingerprint}
+    return found
+
+
+def refusal_now(facts: str, start: date, end: date) -> str:
+    """ "" when chunk start..end of a preview may be published now, else the one line why:
+    refill.rules.preview.what_changed on the facts the publish operation read inside its own
+    invocation (JSON: the preview id, its record's rows, the ledger's published rows of the
+    chunk, the project's code versions) and on the landing as it is now."""
+    state = json.loads(facts)
+    preview_id = state["preview_id"]
+    if not state.get("record"):
+        return f"no preview {preview_id} in this warehouse (published, expired or never made)"
+    record = record_of(state["record"], state.get("published_chunks") or [])
+    published = {
+        state_key(row["model_name"], date.fromisoformat(row["partition_date"])): [
+            row["run_id"],
+            row["code_version"],
+        ]
+        for row in state.get("published") or []
+        if row["model_name"] in record.models
+    }
+    reason = what_changed(
+        record,
+        now=ops.utc_now(),
+        code_versions=state["code_versions"],
+        current_fingerprints=current_fingerprints(record.datasets, record.remaining_chunks)
+        if record.datasets
+        else {},
+        published=published,
+        chunk=(start, end),
+    )
+    return reason or ""
 
 
 def read_saved_report(connection, preview_id: str) -> dict | None:
@@ -164,8 +246,37 @@ def drop_preview(connection, preview_id: str) -> None:
     ).fetchall()
     for (table,) in tables:
         connection.execute(f"drop table if exists {PREVIEW_SCHEMA}.{diff.quoted(table)}")
-    if ops.has_table(connection, "ops", "refill_previews"):
-        connection.execute("delete from ops.refill_previews where preview_id = ?", [preview_id])
+    for records in ("refill_previews", "refill_preview_chunks"):
+        if ops.has_table(connection, "ops", records):
+            connection.execute(f"delete from ops.{records} where preview_id = ?", [preview_id])
+
+
+def drop_abandoned_previews(connection, is_alive) -> list[str]:
+    """Drop what previews that never recorded themselves left in schema `preview` (a killed
+    `--preview`: its kept chunks), and return their ids. Never a live preview's: a preview
+    run's id is in its run-log row (parameters.preview) from before it keeps a chunk, and
+    `is_alive(run_id)` (refill.warehouse.run_liveness) is true while its process lives.
+    Called under the warehouse lock (flows/tasks.py, prepare_warehouse)."""
+    kept = connection.execute(
+        "select distinct split_part(table_name, '__', 1) from information_schema.tables "
+        "where table_schema = ?",
+        [PREVIEW_SCHEMA],
+    ).fetchall()
+    ids = {preview_id for (preview_id,) in kept if PREVIEW_ID.fullmatch(preview_id)}
+    if ids and ops.has_table(connection, "ops", "refill_previews"):
+        recorded = connection.execute("select preview_id from ops.refill_previews").fetchall()
+        ids -= {preview_id for (preview_id,) in recorded}
+    dropped = []
+    for preview_id in sorted(ids):
+        runs = []
+        if ops.has_table(connection, "ops", "run_log"):
+            runs = connection.execute(
+                "select run_id from ops.run_log where parameters->>'preview' = ?", [preview_id]
+            ).fetchall()
+        if not any(is_alive(run_id) for (run_id,) in runs):
+            drop_preview(connection, preview_id)
+            dropped.append(preview_id)
+    return dropped
 
 
 def expired_previews(connection, now: datetime) -> list[str]:
@@ -192,10 +303,15 @@ def latest_preview(connection, now: datetime) -> tuple[str, date, date, datetime
 # -- the report ----------------------------------------------------------------------------
 
 
-def report(connection, catalog: Catalog, preview_id: str, start: date, end: date) -> PreviewReport:
+def report(
+    connection, catalog: Catalog, preview_id: str, start: date, end: date, days: list[date]
+) -> PreviewReport:
     """Per day and model, rows and amount published now vs kept; per market for the
     versioned marts. Rows come from the ledgers (every model has them), amounts from the
-    facts' totals column and the versioned marts' headline measure."""
+    facts' totals column and the versioned marts' headline measure. Only the `days` the
+    preview built are compared (contiguous or not): a day of the window between two of its
+    chunks keeps its published rows, it does not go to none."""
+    built = set(days)
     kept = kept_relations(connection, preview_id)
     amounts: dict[str, tuple[str, str | None, str]] = {}  # model -> (day column, key, measure)
     for dataset in catalog.datasets:
@@ -241,7 +357,7 @@ def report(connection, catalog: Catalog, preview_id: str, start: date, end: date
                 "group by 1"
             ).fetchall():
                 new_amounts[day] = Decimal(total or 0)
-        for day in sorted(set(rows_old) | set(rows_new)):
+        for day in sorted((set(rows_old) | set(rows_new)) & built):
             result.days.append(
                 Change(
                     day,
@@ -272,9 +388,10 @@ def report(connection, catalog: Catalog, preview_id: str, start: date, end: date
                 start,
                 end,
             ):
-                result.markets.append(
-                    Change(day, model, str(key), 0, 0, Decimal(old), Decimal(new))
-                )
+                if day in built:
+                    result.markets.append(
+                        Change(day, model, str(key), 0, 0, Decimal(old), Decimal(new))
+                    )
     result.days.sort(key=lambda c: (c.day, c.model))
     result.markets.sort(key=lambda c: (c.day, c.model, c.key))
     return result

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date
+from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -67,6 +68,9 @@ def session(folder: Path):
     its start-up is the costly part, tens of seconds; every later call reuses it)."""
     from pyspark.sql import SparkSession
 
+    # The engine runs the readiness rule in a Python of its own (spark_readiness): this one,
+    # which imports refill (the JVM, started below, passes its environment on).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("refill")
     for key, value in session_settings(folder).items():
         builder = builder.config(key, value)
@@ -139,14 +143,60 @@ def _collect_in_utc(frame) -> list[tuple]:
 
 _TABLES_VIEW = "refill_information_schema_tables"
 _COLUMNS_VIEW = "refill_information_schema_columns"
+TABLES_SCHEMA = "table_schema string, table_name string, table_type string"
+COLUMNS_SCHEMA = (
+    "table_schema string, table_name string, column_name string, data_type string,"
+    " ordinal_position int"
+)
+
+
+class SessionStatements:
+    """The statements of a SparkConnection run on a SparkSession in this process (the
+    `spark` target); ThriftStatements (refill.warehouse.spark_thrift) on a cluster."""
+
+    def __init__(self, spark):
+        self._spark = spark
+
+    def sql(self, text: str) -> list[tuple]:
+        return _collect_in_utc(self._spark.sql(text))
+
+    def appends_folder(self) -> str:
+        return self._spark.conf.get("spark.sql.warehouse.dir")
+
+    def catalog(self, with_columns: bool) -> tuple[list[tuple], list[tuple]]:
+        """Every table and view of the catalog (schema, name, BASE TABLE or VIEW) and, when
+        asked, their columns (schema, table, column, DuckDB's spelling of its type, position)."""
+        catalog = self._spark.catalog
+        tables, columns = [], []
+        for database in catalog.listDatabases():
+            for table in catalog.listTables(database.name):
+                if table.isTemporary:
+                    continue
+                kind = "VIEW" if table.tableType == "VIEW" else "BASE TABLE"
+                tables.append((database.name, table.name, kind))
+                if not with_columns:
+                    continue
+                listed = catalog.listColumns(f"{database.name}.{table.name}")
+                for position, column in enumerate(listed, start=1):
+                    columns.append(
+                        (database.name, table.name, column.name, column.dataType.upper(), position)
+                    )
+        return tables, columns
+
+    def temporary_view(self, name: str, schema: str, rows: list[tuple]) -> None:
+        self._spark.createDataFrame(rows, schema).createOrReplaceTempView(name)
+
+    def close(self) -> None:
+        """The session stays: it is the process's, shared with dbt."""
 
 
 class SparkConnection:
-    """The boundary's `Connection` over a SparkSession: `?` rendered as literals, results
-    collected as tuples, the engine's errors as SparkEngineError."""
+    """The boundary's `Connection` on Spark: `?` rendered as literals, results collected as
+    tuples, the engine's errors as SparkEngineError. Its statements run on a SparkSession in
+    this process (SessionStatements) or on a cluster's Thrift Server (spark_thrift)."""
 
-    def __init__(self, spark, *, read_only: bool):
-        self._spark = spark
+    def __init__(self, statements, *, read_only: bool):
+        self._statements = statements
         self._rows: list[tuple] = []
         self.read_only = read_only
         # Spark's parquet tables have no update or delete: the logs are append-only there,
@@ -160,40 +210,26 @@ class SparkConnection:
             if "information_schema." in text:
                 text = self._with_information_schema(text)
             if text.lstrip()[:6].lower() == "insert":  # an append: partition_locks' why
-                warehouse_dir = self._spark.conf.get("spark.sql.warehouse.dir")
-                with partition_locks.appends_in_turn(warehouse_dir):
-                    self._rows = _collect_in_utc(self._spark.sql(text))
+                with partition_locks.appends_in_turn(self._statements.appends_folder()):
+                    self._rows = self._statements.sql(text)
             else:
-                self._rows = _collect_in_utc(self._spark.sql(text))
-        except Exception as error:  # noqa: BLE001 (pyspark's and py4j's, wrapped as one)
+                self._rows = self._statements.sql(text)
+        except (RefillError, SparkEngineError):
+            raise
+        except Exception as error:  # noqa: BLE001 (the engine's and its client's, as one)
             raise SparkEngineError(f"{type(error).__name__}: {error}") from error
         return self
 
     def _with_information_schema(self, text: str) -> str:
         """Spark has no information_schema: the two views refill's portable SQL reads
-        (`tables`, `columns`: schema, name, column name and type) are answered from this
-        session's catalog, as temporary views refreshed for the statement."""
-        catalog = self._spark.catalog
-        tables, columns = [], []
-        for database in catalog.listDatabases():
-            for table in catalog.listTables(database.name):
-                if table.isTemporary:
-                    continue
-                kind = "VIEW" if table.tableType == "VIEW" else "BASE TABLE"
-                tables.append((database.name, table.name, kind))
-                listed = catalog.listColumns(f"{database.name}.{table.name}")
-                for position, column in enumerate(listed, start=1):
-                    # DuckDB's spelling of a type (DATE, DECIMAL(18,2)), which readers compare
-                    columns.append(
-                        (database.name, table.name, column.name, column.dataType.upper(), position)
-                    )
-        schema = "table_schema string, table_name string"
-        self._spark.createDataFrame(tables, schema + ", table_type string").createOrReplaceTempView(
-            _TABLES_VIEW
-        )
-        self._spark.createDataFrame(
-            columns, schema + ", column_name string, data_type string, ordinal_position int"
-        ).createOrReplaceTempView(_COLUMNS_VIEW)
+        (`tables`, `columns`: schema, name, column name and type, DuckDB's spelling of a
+        type, which readers compare) are answered from the catalog, as temporary views
+        refreshed for the statement."""
+        with_columns = "information_schema.columns" in text
+        tables, columns = self._statements.catalog(with_columns)
+        self._statements.temporary_view(_TABLES_VIEW, TABLES_SCHEMA, tables)
+        if with_columns:
+            self._statements.temporary_view(_COLUMNS_VIEW, COLUMNS_SCHEMA, columns)
         return text.replace("information_schema.tables", _TABLES_VIEW).replace(
             "information_schema.columns", _COLUMNS_VIEW
         )
@@ -221,7 +257,8 @@ class SparkConnection:
         return self
 
     def close(self) -> None:
-        self._rows = []  # the session stays: it is the process's, shared with dbt
+        self._rows = []
+        self._statements.close()
 
 
 @dataclass(frozen=True)
@@ -261,9 +298,12 @@ class SparkWarehouse:
             )
         if not self.exists():
             raise RefillError(
-                f"no Spark warehouse at {self.path}: check REFILL_SPARK_WAREHOUSE, or build it "
-                "first (`refill daily` or `refill backfill`)"
+                f"{self.where_missing()}, or build it first (`refill daily` or `refill backfill`)"
             )
+
+    def where_missing(self) -> str:
+        """The start of the one line refusing to read a warehouse that does not exist."""
+        return f"no Spark warehouse at {self.path}: check REFILL_SPARK_WAREHOUSE"
 
     def lock(
         self,
@@ -288,16 +328,6 @@ class SparkWarehouse:
 
     def start_session(self) -> None:
         session(self.path)
-
-    def record_readiness(self, datasets: list[str], start: date, end: date) -> None:
-        """dbt-spark's session has no hook for the rule: its verdicts for the window are
-        recorded in ops.readiness_verdicts, which the staging gate reads
-        (refill.warehouse.spark_readiness)."""
-        from refill.warehouse import spark_readiness
-
-        spark = session(self.path)
-        for dataset in datasets:
-            spark_readiness.record_verdicts(spark, dataset, start, end)
 
     def live_waiting(self) -> bool:
         return locking.live_waiter(partition_locks.gate(self.path)) is not None
@@ -334,7 +364,7 @@ class SparkWarehouse:
         if not read_only:
             self.path.mkdir(parents=True, exist_ok=True)
         _registered_once(self.path, spark)
-        return SparkConnection(spark, read_only=read_only)
+        return SparkConnection(SessionStatements(spark), read_only=read_only)
 
 
 _REGISTERED: set[Path] = set()

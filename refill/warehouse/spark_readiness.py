@@ -1,116 +1,92 @@
-"""The readiness verdict on Spark: recorded where a plain `dbt build` can read it.
+"""The readiness rule on Spark: run by the engine itself, in a process of its own.
 
 On DuckDB, dbt asks the rule (refill.rules.readiness) through SQL functions the plugin
-registers on the connection. dbt-spark's session method has no such hook, so on Spark
-refill records each day's verdict, with the sha256 of every part file it judged, in the
-append-only table ops.readiness_verdicts (the latest recording of a day wins). The
-staging gate (spark__refill_window_readiness) refuses a day without a `ready` verdict,
-naming the day and the command below, and the line reader (spark__refill_read_landed_lines)
-checks the bytes it reads against the recorded sha256 (Spark's sha2): a file rewritten
-after its verdict stops the build instead of being computed unverified.
+registers. dbt-spark has no such hook, and a plain `dbt build` on Spark runs no refill code:
+so the staging gate (spark__refill_window_readiness) has the engine run this module as a
+script transformation (`SELECT TRANSFORM ... USING`), on one of its own tasks, and reads the
+verdicts it prints. The rule is not translated into Spark SQL: the engine's file sources
+cannot see what the rule must see (a zero-byte part file, which an empty day's export
+writes, is never listed; nor is an empty folder), so a translation could not agree with it
+(docs/spark.md, "Readiness on Spark").
 
-Each day's reference fingerprint (what it reads of the seeds, refill.rules.reference) is
-recorded beside its verdict, with the sha256 of the seed files it was computed from: the
-staging model checks those against the loads ops.seed_loads records (Spark's sha2 of the
-file loaded), so a ledger never names rates the warehouse did not load.
+Input, one request per line, tab-separated (the transformation's own row format):
+    window <TAB> dataset <TAB> start <TAB> end <TAB> landing root
+    days <TAB> dataset <TAB> <TAB> <TAB> landing root
+    reference <TAB> declaration <TAB> start <TAB> end <TAB>
+Output, tab-separated: for `window`, every day of it and its verdict as one line of JSON
+(DayReadiness.to_json, plus `part_sha256`: each part file's sha256, which the line reader
+checks the bytes it reads against); for `days`, every landed day (readiness.landed_days);
+for `reference`, every day of the window and its reference fingerprint
+(refill.rules.reference, for the dataset the declaration describes: the JSON of
+refill_dataset_reference) with the sha256 of the seed files it was computed from, which the
+staging model checks against the loads ops.seed_loads records, or the one line why the
+declaration or a seed file cannot be read (`error`).
 
-refill's flows on Spark call record_verdicts on their own session before each chunk;
-from a shell: `python -m refill.warehouse.spark_readiness payments 2026-01-01 2026-01-07`.
+It needs only the standard library and refill.rules: the Python that runs the engine's
+tasks ($PYSPARK_PYTHON, else python3) must import refill, and read the landing.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import sys
-from datetime import UTC, date, datetime
+from collections.abc import Iterable, Iterator
+from datetime import date
+from pathlib import Path
 
-from refill import settings
+from refill.errors import RefillError
 from refill.rules import readiness, reference
-from refill.warehouse import partition_locks
 
-# profiles.yml's `spark` target reads the same variable with the same default.
-SPARK_WAREHOUSE_ENV = "REFILL_SPARK_WAREHOUSE"
-DEFAULT_SPARK_WAREHOUSE = "warehouse/spark"
-VERDICTS_FOLDER = "ops.db/readiness_verdicts"  # where the catalog's ops.readiness_verdicts lives
-VERDICT_SCHEMA = (
-    "dataset string, day date, is_ready boolean, reason string, part_file string,"
-    " part_sha256 string, manifest_files bigint, manifest_records bigint, exported_at string,"
-    " source_fingerprint string, recorded_at timestamp, reference_fingerprint string,"
-    " seed_contents string"
-)  # the same columns as refill_spark_verdict_columns (macros/ops/)
+# What the SQL side runs (constant: the values travel as the transformation's input rows).
+COMMAND = '"${PYSPARK_PYTHON:-python3}" -m refill.warehouse.spark_readiness'
 
 
-def verdict_rows(
-    dataset: str, start: date, end: date, recorded_at: datetime, reads=None
-) -> list[tuple]:
-    """One row per day and part file (one row with no file for a day without any). `reads`:
-    what the dataset's days read of the seeds; by default its declaration in the project."""
-    root = settings.landing_root()
-    if reads is None:
-        reads = _declared_reads(dataset)
-    fingerprints, contents = reference.window_fingerprints(reads, start, end)
+def answers(request: list[str]) -> Iterator[tuple[str, str]]:
+    """The output lines (day, payload) of one request (see the module's docstring)."""
+    kind, dataset, start, end, root = (request + [""] * 5)[:5]
+    landing = Path(root)
+    if kind == "days":
+        for day in readiness.landed_days(landing, dataset):
+            yield day.isoformat(), ""
+        return
+    if kind == "reference":
+        yield from _reference_answers(dataset, date.fromisoformat(start), date.fromisoformat(end))
+        return
+    if kind != "window":
+        raise ValueError(f"unknown request {kind!r}")
+    for verdict in readiness.window_readiness(
+        landing, dataset, date.fromisoformat(start), date.fromisoformat(end)
+    ):
+        payload = verdict.to_json()
+        payload["part_sha256"] = [
+            readiness.part_summary(landing / part).sha256.hex() if verdict.is_ready else None
+            for part in verdict.part_files
+        ]
+        yield verdict.day.isoformat(), json.dumps(payload, ensure_ascii=True)
+
+
+def _reference_answers(declared: str, start: date, end: date) -> Iterator[tuple[str, str]]:
+    dataset = json.loads(declared)
+    try:
+        reads = reference.parse_reads(dataset["reads"], dataset["seeds"], dataset["model"])
+        fingerprints, contents = reference.window_fingerprints(reads, start, end)
+    except (RefillError, OSError) as refused:
+        yield start.isoformat(), json.dumps({"error": str(refused)}, ensure_ascii=True)
+        return
     seed_contents = ",".join(sorted(f"{seed_id}={sha}" for seed_id, sha in contents.items()))
-    rows = []
-    for verdict in readiness.window_readiness(root, dataset, start, end):
-        day_fields = (dataset, verdict.day, verdict.is_ready, verdict.reason)
-        tail = (
-            verdict.manifest_files,
-            verdict.manifest_records,
-            verdict.exported_at,
-            verdict.source_fingerprint,
-            recorded_at,
-            fingerprints[verdict.day],
-            seed_contents,
-        )
-        if not verdict.is_ready or not verdict.part_files:
-            rows.append((*day_fields, None, None, *tail))
-            continue
-        for part in verdict.part_files:
-            digest = readiness.part_summary(root / part).sha256.hex()
-            rows.append((*day_fields, part, digest, *tail))
-    return rows
+    for day, fingerprint in fingerprints.items():
+        payload = {"reference_fingerprint": fingerprint, "seed_contents": seed_contents}
+        yield day.isoformat(), json.dumps(payload, ensure_ascii=True)
 
 
-def _declared_reads(dataset: str):
-    from refill.warehouse.dbt_runner import shared_project
-
-    (found,) = [d for d in shared_project().catalog.datasets if d.name == dataset]
-    return found.reference
-
-
-def record_verdicts(spark, dataset: str, start: date, end: date, reads=None) -> int:
-    """Append the window's verdicts to ops.readiness_verdicts (by its folder, so any
-    process's catalog sees them); returns the number of unready days."""
-    rows = verdict_rows(dataset, start, end, datetime.now(UTC).replace(tzinfo=None), reads)
-    folder = spark.conf.get("spark.sql.warehouse.dir").rstrip("/") + "/" + VERDICTS_FOLDER
-    with partition_locks.appends_in_turn(spark.conf.get("spark.sql.warehouse.dir")):
-        spark.createDataFrame(rows, VERDICT_SCHEMA).write.mode("append").parquet(folder)
-    return len({row[1] for row in rows if not row[2]})
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(
-            "usage: python -m refill.warehouse.spark_readiness DATASET START END", file=sys.stderr
-        )
-        return 2
-    dataset = argv[0]
-    start, end = date.fromisoformat(argv[1]), date.fromisoformat(argv[2])
-    from pyspark.sql import SparkSession
-
-    warehouse = os.environ.get(SPARK_WAREHOUSE_ENV, DEFAULT_SPARK_WAREHOUSE)
-    spark = (
-        SparkSession.builder.master(os.environ.get("REFILL_SPARK_MASTER", "local[1]"))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.catalogImplementation", "in-memory")
-        .config("spark.sql.warehouse.dir", warehouse)
-        .getOrCreate()
-    )
-    unready = record_verdicts(spark, dataset, start, end)
-    print(f"refill readiness: {dataset} {start}..{end} recorded, {unready} day(s) not ready")
+def main(lines: Iterable[str]) -> int:
+    for line in lines:
+        request = line.rstrip("\n").split("\t")
+        for day, payload in answers(request):
+            sys.stdout.write(f"{day}\t{payload}\n")
+    sys.stdout.flush()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.stdin))

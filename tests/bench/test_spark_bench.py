@@ -195,7 +195,7 @@ def test_bench_run_spark_report_only_prints_the_table_from_saved_results(tmp_pat
 
     # THEN the table shows each run and the ratios side by side, start-up subtracted too
     printed = capsys.readouterr().out
-    assert "| refill backfill, `--max-concurrency 1` | 120.0 s | 98.0 s | 500 MiB |" in printed
+    assert "| refill backfill, `--max-concurrency 1` | 120.0 s | 98.0 s | – | 500 MiB |" in printed
     assert "| refill-c1/microbatch | 1.71 | 2.00 | 1.69 | 2.00 |" in printed
     assert "load average 4.0, 3.0, 2.0 at the start" in printed
     assert "- microbatch against refill-c1: the same payments" in printed

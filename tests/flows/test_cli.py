@@ -11,7 +11,7 @@ from datetime import date, timedelta
 import pytest
 
 from refill.cli import build_parser, main
-from refill.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from refill.errors import EXIT_FAILURE, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE
 from refill.sample_data import DaySpec, write_day, write_days
 from tests.helpers import file_checksum, query
 from tests.runs import run_backfill
@@ -158,3 +158,86 @@ def test_one_failure_prints_one_line_once_and_exits_1(workspace):
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("refill: error: daily 2026-02-01: payments not ready")
     assert "Traceback" not in output
+
+
+RANGE = ["--start", "2026-02-01", "--end", "2026-02-02"]
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["backfill", *RANGE, "--lock-wait", "-1"], "--lock-wait"),
+        (["backfill", *RANGE, "--lock-wait", "nan"], "--lock-wait"),
+        (["backfill", *RANGE, "--retries", "-1"], "--retries"),
+        (["backfill", *RANGE, "--retries", "0"], "--retries"),
+        (["backfill", *RANGE, "--retry-delay", "5,-1"], "--retry-delay"),
+        (["backfill", *RANGE, "--on-missing", "wait", "--poll", "0", "--wait", "1"], "--poll"),
+        (["backfill", *RANGE, "--on-missing", "wait", "--wait", "-3"], "--wait"),
+        (["backfill", *RANGE, "--preview", "--expect-change", "2026-02-01"], "--expect-change"),
+        (["daily", "--date", "2026-02-01", "--wait", "-1"], "--wait"),
+        (["daily", "--date", "2026-02-01", "--lock-wait", "inf"], "--lock-wait"),
+        (["daily", "--date", "2026-02-01", "--poll", "-1"], "--poll"),
+        (["gaps", "--min-hole-hours", "0"], "--min-hole-hours"),
+        (["gaps", "--fix", "--retries", "-1"], "--retries"),
+        (["gaps", "--fix", "--chunk-days", "0"], "--chunk-days"),
+        (["cutover", "fct_daily_revenue", "--to", "2", "--lock-wait", "-1"], "--lock-wait"),
+    ],
+)
+def test_an_option_value_out_of_range_exits_2_in_one_line_before_anything_runs(
+    workspace, capsys, arguments, message
+):
+    # WHEN a command gets an option value no data can make right
+    status = exit_status(arguments)
+
+    # THEN it is refused in one line naming the option, exit 2, and nothing was opened
+    error = capsys.readouterr().err.strip()
+    assert status == EXIT_USAGE, error
+    assert error.startswith("refill: error:") and message in error and "\n" not in error
+    assert not workspace.warehouse.exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_report_dir_that_cannot_be_a_folder_is_refused_before_the_preview(
+    workspace, capsys, tmp_path, where
+):
+    # GIVEN a published day, and a --report-dir that names a file (or a folder inside one)
+    write_days(workspace.landing, D1, 1, DaySpec(payments=40))
+    run_backfill(start=d(1), end=d(1))
+    before = file_checksum(workspace.warehouse)
+    blocker = tmp_path / "report.txt"
+    blocker.write_text("not a folder")
+    report_dir = blocker if where == "a file" else blocker / "reports"
+    capsys.readouterr()
+
+    # WHEN a preview is asked to save its report there
+    status = exit_status(
+        ["backfill", "--start", str(d(1)), "--end", str(d(1)), "--restate", "--preview"]
+        + ["--report-dir", str(report_dir), "--retries", "1"]
+    )
+
+    # THEN one line, exit 2, before anything ran: no preview kept, the warehouse untouched
+    error = capsys.readouterr().err.strip()
+    assert status == EXIT_USAGE, error
+    assert error.startswith("refill: error: --report-dir") and "\n" not in error
+    assert file_checksum(workspace.warehouse) == before
+
+
+def test_a_closed_pipe_ends_the_command_quietly(workspace):
+    # GIVEN `refill status` writing into a pipe whose reader has gone (`| head -0`)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "refill", "status", "--start", "2026-01-01", "--end"]
+            + ["2026-02-01"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+
+    # THEN it ends quietly: no traceback, no "Exception ignored", the pipe's own status
+    assert done.stderr == ""
+    assert done.returncode == EXIT_PIPE_CLOSED

@@ -386,3 +386,102 @@ def test_a_signal_after_the_server_launched_and_before_the_run_stops_the_server(
     assert child.returncode == 130, output
     assert "refill: SIGTERM before the run started" in output
     assert _server_processes_of(child.pid) == []
+
+
+def _start_refill(tmp_path: Path, *arguments: str, land: bool = False) -> subprocess.Popen:
+    """`refill backfill` of the five days in one-day chunks, oldest first, with `arguments`,
+    on the landing and warehouse under tmp_path (`land`: the five days landed first)."""
+    for day in DAYS if land else ():
+        write_day(tmp_path / "landing", day, DaySpec(payments=400))
+    environment = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    environment.update(
+        REFILL_LANDING=str(tmp_path / "landing"),
+        REFILL_WAREHOUSE=str(tmp_path / "warehouse" / "refill.duckdb"),
+        REFILL_PREVIEWS=str(tmp_path / "reports"),
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "refill", "backfill", "--start", str(DAYS[0]), "--end"]
+        + [str(DAYS[-1]), "--chunk-days", "1", "--order", "oldest-first", "--retries", "1"]
+        + list(arguments),
+        cwd=PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _previews(warehouse: Path) -> tuple[list[tuple], list[tuple]]:
+    """The recorded previews, and the tables of schema `preview`."""
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        tables = connection.execute(
+            "select table_name from information_schema.tables where table_schema = 'preview'"
+        ).fetchall()
+        has_records = connection.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'ops' and table_name = 'refill_previews'"
+        ).fetchone()[0]
+        records = (
+            connection.execute("select preview_id from ops.refill_previews").fetchall()
+            if has_records
+            else []
+        )
+    return records, tables
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_preview_between_chunks(tmp_path):
+    # GIVEN a preview of five one-day chunks (the days landed, none published)
+    child = _start_refill(tmp_path, "--preview", land=True)
+    warehouse = tmp_path / "warehouse" / "refill.duckdb"
+    # WHEN Ctrl-C comes while its second chunk builds
+    before = _read_until(child, f"chunk {DAYS[1]}")
+    child.send_signal(signal.SIGINT)
+    rest, _ = child.communicate(timeout=240)
+    output = "".join(before) + rest
+
+    # THEN it stops there: exit 130, one summary line, no traceback, the run interrupted
+    assert child.returncode == 130, output
+    assert "interrupted by SIGINT" in rest and "Traceback" not in output
+    runs = _run_log(warehouse)
+    assert [outcome for _, outcome in runs] == ["interrupted"], output
+    # and no chunk after it was kept: the preview is dropped whole, nothing published
+    assert _previews(warehouse) == ([], [])
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        assert connection.execute("select count(*) from ops.partition_ledger").fetchone() == (0,)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_publish_from_a_preview_between_chunks_and_it_resumes(tmp_path):
+    # GIVEN a preview of five one-day chunks
+    made = _start_refill(tmp_path, "--preview", land=True)
+    made_output, _ = made.communicate(timeout=400)
+    assert made.returncode == 0, made_output
+    warehouse = tmp_path / "warehouse" / "refill.duckdb"
+    [(preview_id,)], _ = _previews(warehouse)
+
+    # WHEN its publish gets Ctrl-C once its second chunk is published
+    publishing = ["--restate", "--yes", "--from-preview", preview_id]
+    child = _start_refill(tmp_path, *publishing)
+    before = _read_until(child, f"chunk {DAYS[1]} published")
+    child.send_signal(signal.SIGINT)
+    rest, _ = child.communicate(timeout=240)
+    output = "".join(before) + rest
+
+    # THEN it stops between chunks: exit 130, the run interrupted, the first chunks stand
+    assert child.returncode == 130, output
+    assert "interrupted by SIGINT" in rest and "Traceback" not in output
+    assert [outcome for _, outcome in _run_log(warehouse)] == ["succeeded", "interrupted"]
+    published = sorted(_published_days(warehouse))
+    assert published == DAYS[: len(published)] and len(published) >= 2
+    assert len(published) < len(DAYS), output
+
+    # AND the same command again publishes the rest of the preview
+    again = _start_refill(tmp_path, *publishing)
+    again_output, _ = again.communicate(timeout=400)
+    assert again.returncode == 0, again_output
+    published = _published_days(warehouse)
+    assert sorted(published) == DAYS
+    for day, rows in published.items():
+        assert rows == expected_day(tmp_path / "landing", day).published
+    assert _previews(warehouse) == ([], [])

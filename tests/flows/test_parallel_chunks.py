@@ -96,3 +96,43 @@ def test_a_worker_error_that_cannot_be_pickled_fails_its_chunk_only(monkeypatch)
     assert outcome.message.startswith(f"chunk {chunk} failed: _EngineError: FILE_NOT_EXIST")
     assert "\n" not in outcome.message
     assert outcome.failed_step == "other" and outcome.recorded is False
+
+
+def test_the_chunks_that_create_the_tables_run_alone_until_one_published():
+    """On a cluster, two sessions creating one table or view in the metastore at once fail
+    (Spark drops and creates): while no chunk of a backfill has published, one runs alone."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flows.scheduler import ParallelChunks
+    from refill.rules.planning import Chunk
+
+    chunks = [Chunk(d(n), d(n)) for n in (4, 3, 2, 1)]
+    lock = threading.Lock()
+    running: set[Chunk] = set()
+    alongside: dict[Chunk, int] = {}  # how many others ran when each started
+
+    def build(chunk: Chunk) -> None:
+        with lock:
+            alongside[chunk] = len(running)
+            running.add(chunk)
+        time.sleep(0.3)
+        with lock:
+            running.discard(chunk)
+        if chunk == chunks[0]:
+            raise RuntimeError("the first chunk failed before it created anything")
+
+    # GIVEN four chunks, two slots, the first chunk failing, on a warehouse without the tables
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ParallelChunks(
+            limit=2,
+            start=lambda chunk: pool.submit(build, chunk),
+            finished=lambda chunk, future, others: None,
+            first_alone=True,
+        ).run(chunks)
+
+    # THEN the failed first chunk ran alone, and so did the next, until one published;
+    # then two at once
+    assert alongside[chunks[0]] == 0 and alongside[chunks[1]] == 0
+    assert sorted(alongside[chunk] for chunk in chunks[2:]) == [0, 1]

@@ -6,7 +6,11 @@ published one of its days."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from datetime import date, timedelta
 
 import pytest
@@ -19,7 +23,13 @@ from refill import settings
 from refill.errors import RefillError
 from refill.sample_data import DaySpec, write_day, write_days
 from refill.warehouse.dbt_runner import shared_project
-from tests.helpers import query, snapshot
+from tests.helpers import (
+    armed_dbt_project,
+    consumer_results,
+    hold_lock_in_another_process,
+    query,
+    snapshot,
+)
 from tests.runs import run_backfill, run_daily
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -30,26 +40,6 @@ DAYS = 6
 
 def d(n: int) -> date:
     return D1 + timedelta(days=n - 1)
-
-
-# Everything a consumer can read: the published relations (tables and the versioned
-# model's consumer view), the ledger and data-as-of, every column (lineage included).
-CONSUMER_RELATIONS = (
-    "main.fct_payments",
-    "main.payments_quarantine",
-    "main.fct_daily_revenue_v1",
-    "main.fct_daily_revenue_v2",
-    "main.fct_daily_revenue",
-    "ops.partition_ledger",
-    "ops.data_as_of",
-)
-
-
-def consumer_results(warehouse) -> dict[str, list[tuple]]:
-    return {
-        relation: query(warehouse, f"select * from {relation} order by all")
-        for relation in CONSUMER_RELATIONS
-    }
 
 
 def published_and_reexported(workspace) -> None:
@@ -65,8 +55,10 @@ def preview(**parameters):
     ).preview
 
 
-def publish(preview_id: str):
-    return run_backfill(start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id)
+def publish(preview_id: str, **parameters):
+    return run_backfill(
+        start=d(1), end=d(DAYS), chunk_days=3, restate=True, confirm=preview_id, **parameters
+    )
 
 
 def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(workspace, tmp_path):
@@ -298,3 +290,253 @@ def test_the_backfill_deployment_refuses_a_confirm_that_is_not_a_preview_id_in_o
     assert "\n" not in str(refused.value)
     assert consumer_results(workspace.warehouse) == before
     assert query(workspace.warehouse, "select * from ops.run_log order by all") == runs
+
+
+# -- issue 21: every writing path, a selection as a set, the report, what a kill leaves ---
+
+
+def test_a_day_reexported_while_from_preview_waits_for_the_lock_is_refused(workspace, monkeypatch):
+    # GIVEN a preview, and the warehouse held by another process
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+    from refill.warehouse import locking
+    from refill.warehouse.duckdb_engine import DuckDBWarehouse
+
+    take_the_lock = DuckDBWarehouse.lock
+    reexported = []
+
+    def reexport_while_it_waits(self, **kwargs):
+        # the publishing run asks for the warehouse (once it has checked the preview) and
+        # waits for the holder; meanwhile the exporter rewrites day 2
+        if not reexported and kwargs["priority"] != locking.READ:
+            write_day(workspace.landing, d(2), DaySpec(payments=190), seed=23)
+            reexported.append(d(2))
+        return take_the_lock(self, **kwargs)
+
+    monkeypatch.setattr(DuckDBWarehouse, "lock", reexport_while_it_waits)
+    holder = hold_lock_in_another_process(workspace.warehouse, 4)
+    try:
+        # WHEN --from-preview checks the landing, waits for the lock, and day 2 is
+        # re-exported meanwhile
+        with pytest.raises(RefillError, match=f"day {d(2)} was re-exported since preview"):
+            publish(outcome.preview_id)
+    finally:
+        holder.wait()
+    # THEN nothing of the preview was published
+    assert reexported == [d(2)]
+    assert consumer_results(workspace.warehouse) == before
+
+
+def publish_operation(preview_id: str, start: date, end: date):
+    """`dbt run-operation refill_publish_preview`, as a user could type it."""
+    return shared_project().invoke(
+        [
+            "run-operation",
+            "refill_publish_preview",
+            "--args",
+            json.dumps({"preview_id": preview_id}),
+            "--vars",
+            json.dumps({"start_date": start.isoformat(), "end_date": end.isoformat()}),
+        ]
+    )
+
+
+@pytest.mark.parametrize("change", ["a window wider than its chunk", "a day re-exported"])
+def test_plain_dbt_publish_preview_refuses_what_refill_refuses(workspace, change):
+    # GIVEN a preview of days 4-6 (one chunk), and perhaps day 6 re-exported since
+    published_and_reexported(workspace)
+    outcome = run_backfill(start=d(4), end=d(DAYS), restate=True, preview=True).preview
+    window = (d(1), d(DAYS))
+    if change == "a day re-exported":
+        write_day(workspace.landing, d(6), DaySpec(payments=150), seed=31)
+        window = (d(4), d(DAYS))
+    before = consumer_results(workspace.warehouse)
+
+    # WHEN a plain dbt run-operation publishes it (over days 1-6, or exactly its chunk)
+    result = publish_operation(outcome.preview_id, *window)
+
+    # THEN the macro refuses it as refill does: days 1-3 still in every model, the ledger
+    # and data-as-of; nothing changed
+    assert not result.success
+    assert consumer_results(workspace.warehouse) == before
+
+
+def test_from_preview_with_a_select_that_is_not_the_previews_is_refused(workspace):
+    # GIVEN a preview of every model
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+
+    # WHEN it is published with --select payments_quarantine (that model alone)
+    with pytest.raises(RefillError, match="--select") as refused:
+        publish(outcome.preview_id, select="payments_quarantine")
+
+    # THEN one line refuses it and nothing changed
+    assert "\n" not in str(refused.value)
+    assert consumer_results(workspace.warehouse) == before
+    # AND a --select whose models are the preview's (fct_payments and every model below it)
+    # publishes it, and the run log says which models it published
+    publish(outcome.preview_id, select="fct_payments")
+    ((models, given),) = query(
+        workspace.warehouse,
+        "select parameters->'select', parameters->>'select_given' from ops.run_log "
+        "where outcome = 'succeeded' order by started_at desc limit 1",
+    )
+    assert json.loads(models) == sorted(shared_project().partitioned_models())
+    assert given == "fct_payments"
+
+
+def test_a_preview_of_days_that_are_not_contiguous_reports_only_those_days(workspace, tmp_path):
+    # GIVEN six published days, days 2 and 5 re-exported (stale), the days between current
+    write_days(workspace.landing, D1, DAYS)
+    run_backfill(start=d(1), end=d(DAYS), chunk_days=3)
+    write_day(workspace.landing, d(2), DaySpec(payments=120), seed=13)
+    write_day(workspace.landing, d(5), DaySpec(payments=230), seed=11)
+
+    # WHEN a preview (no --restate: the stale days only) reports the change
+    outcome = run_backfill(
+        start=d(1), end=d(DAYS), preview=True, report_dir=str(tmp_path / "reports")
+    ).preview
+
+    # THEN only days 2 and 5 change; days 3 and 4 are not reported as going to 0 rows
+    saved = json.loads((tmp_path / "reports" / outcome.preview_id / "report.json").read_text())
+    assert saved["days_changed"] == [d(2).isoformat(), d(5).isoformat()]
+    assert {row["day"] for row in saved["days"]} == {d(2).isoformat(), d(5).isoformat()}
+    assert {row["day"] for row in saved["markets"]} <= {d(2).isoformat(), d(5).isoformat()}
+
+
+def test_a_failed_from_preview_chunk_says_why(workspace, monkeypatch):
+    # GIVEN a preview, and a project whose publish fails before its commit
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+    armed = armed_dbt_project()
+    monkeypatch.setenv(settings.PROJECT_DIR_ENV, str(armed.project_dir))
+    monkeypatch.setenv("REFILL_TEST_FAULT", "before_commit")
+    shared_project.cache_clear()
+    try:
+        # WHEN it is published
+        with pytest.raises(RefillError) as failed:
+            publish(outcome.preview_id)
+    finally:
+        monkeypatch.undo()
+        shared_project.cache_clear()
+
+    # THEN the one line and the chunk's attempt carry the cause, not "failed"
+    assert "refill fault injected at before_commit" in str(failed.value)
+    (message,) = query(
+        workspace.warehouse,
+        "select message from ops.partition_attempts where outcome = 'failed' "
+        "order by ended_at desc limit 1",
+    )[0]
+    assert "refill fault injected at before_commit" in message
+    assert consumer_results(workspace.warehouse) == before
+
+
+def _start_preview_process(workspace, chunks: int) -> subprocess.Popen:
+    """`refill backfill --restate --preview` of `chunks` one-day chunks, in its own process
+    (the session's Prefect server), oldest first."""
+    from prefect.settings import PREFECT_API_URL
+
+    environment = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    return subprocess.Popen(
+        [sys.executable, "-m", "refill", "backfill", "--start", str(d(1)), "--end"]
+        + [str(d(chunks)), "--chunk-days", "1", "--order", "oldest-first", "--restate"]
+        + ["--preview", "--retries", "1"],
+        cwd=settings.PACKAGE_PROJECT_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _read_until(child: subprocess.Popen, marker: str, timeout: float = 240) -> str:
+    lines = []
+    deadline = time.monotonic() + timeout
+    for line in child.stdout:
+        lines.append(line)
+        if marker in line:
+            return "".join(lines)
+        assert time.monotonic() < deadline, "".join(lines)
+    raise AssertionError("the command ended first:\n" + "".join(lines))
+
+
+def _preview_tables(warehouse) -> set[str]:
+    rows = query(
+        warehouse,
+        "select table_name from information_schema.tables where table_schema = 'preview'",
+    )
+    return {name for (name,) in rows}
+
+
+def test_the_next_command_drops_what_a_killed_preview_left(workspace):
+    # GIVEN a preview killed (SIGKILL) while it builds its third chunk
+    published_and_reexported(workspace)
+    child = _start_preview_process(workspace, chunks=DAYS)
+    try:
+        _read_until(child, f"chunk {d(3)}")
+    finally:
+        child.kill()
+        child.wait()
+    left = _preview_tables(workspace.warehouse)
+    assert left, "the killed preview kept no chunk"
+
+    # WHEN the next command runs
+    run_daily(d(6), confirm=True)
+
+    # THEN the killed preview's tables are gone
+    assert not _preview_tables(workspace.warehouse) & left
+
+
+def test_a_live_preview_keeps_its_tables_while_other_commands_run(workspace):
+    # GIVEN a preview building in another process, with chunks kept already
+    published_and_reexported(workspace)
+    child = _start_preview_process(workspace, chunks=DAYS)
+    try:
+        _read_until(child, f"chunk {d(3)}")
+        # WHEN a daily run goes between its chunks
+        run_daily(d(6), confirm=True)
+        output, _ = child.communicate(timeout=300)
+    finally:
+        child.kill()
+        child.wait()
+
+    # THEN the preview completes with every chunk it kept
+    assert child.returncode == 0, output
+    (preview_id,) = {
+        row[0] for row in query(workspace.warehouse, "select preview_id from ops.refill_previews")
+    }
+    days = query(
+        workspace.warehouse,
+        f'select count(distinct partition_date) from preview."{preview_id}__main__fct_payments'
+        '__ledger"',
+    )
+    assert days == [(DAYS,)]
+
+
+def test_a_plain_build_cannot_add_to_a_recorded_preview(workspace):
+    # GIVEN a preview, recorded
+    published_and_reexported(workspace)
+    outcome = preview()
+    kept = query(
+        workspace.warehouse,
+        f'select count(*) from preview."{outcome.preview_id}__main__fct_payments"',
+    )
+
+    # WHEN a plain dbt build names it
+    variables = {"start_date": str(d(5)), "end_date": str(d(5))}
+    built = shared_project().build(
+        {**variables, "refill_preview_id": outcome.preview_id}, include_seeds=False
+    )
+
+    # THEN it is refused, and the preview keeps what it kept
+    assert not built.success and "is recorded" in built.message
+    assert (
+        query(
+            workspace.warehouse,
+            f'select count(*) from preview."{outcome.preview_id}__main__fct_payments"',
+        )
+        == kept
+    )

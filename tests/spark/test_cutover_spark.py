@@ -1,4 +1,4 @@
-"""`refill cutover` on a real local Spark: the same checks, refusals and report as on DuckDB,
+"""`refill cutover` on the Spark cluster: the same checks, refusals and report as on DuckDB,
 and a switch made by one appended pointer row (docs/cutover.md, "On Spark").
 
 One warehouse for the whole story (each Spark build costs a minute or two here): three
@@ -18,8 +18,8 @@ from refill.sample_data import write_days
 from refill.warehouse import board_reads
 from refill.warehouse.dbt_runner import outcome_of, window_vars
 from refill.warehouse.spark_engine import SparkConnection
-from refill.warehouse.spark_readiness import record_verdicts
-from tests.spark.test_spark_pipeline import JAN, SPEC, build, day, rows
+from refill.warehouse.spark_thrift import SparkClusterWarehouse
+from tests.spark.test_spark_pipeline import JAN, SPEC, build, day
 
 pytestmark = pytest.mark.spark
 
@@ -40,27 +40,25 @@ def switch(to: int | None = None, rollback: bool = False, dry_run: bool = False)
     )
 
 
-def served(spark) -> list[tuple]:
+def served(workspace) -> list[tuple]:
     """What readers of the consumer view get."""
-    return rows(spark, f"select * from main.{MODEL}{ORDER}")
+    return workspace.rows(f"select * from main.{MODEL}{ORDER}")
 
 
-def version_rows(spark, version: int) -> list[tuple]:
-    return rows(spark, f"select * from main.{MODEL}_v{version}{ORDER}")
+def version_rows(workspace, version: int) -> list[tuple]:
+    return workspace.rows(f"select * from main.{MODEL}_v{version}{ORDER}")
 
 
-def pointer_log(spark) -> list[tuple]:
-    return rows(
-        spark,
+def pointer_log(workspace) -> list[tuple]:
+    return workspace.rows(
         "select current_version, previous_version from ops.version_pointer"
         f" where model_name = '{MODEL}' order by switched_at",
     )
 
 
-def moves(spark) -> list[tuple]:
+def moves(workspace) -> list[tuple]:
     """The history of the pointer's moves made by a cutover (not the first build's)."""
-    return rows(
-        spark,
+    return workspace.rows(
         "select from_version, to_version, command from ops.version_switches"
         f" where model_name = '{MODEL}' and from_version is not null order by switched_at",
     )
@@ -74,19 +72,19 @@ def compared(report) -> dict:
 
 
 def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
-    spark, spark_dbt, spark_workspace, dbt_project, tmp_path, monkeypatch
+    cluster_dbt, cluster_workspace, dbt_project, tmp_path, monkeypatch
 ):
+    spark_dbt, workspace = cluster_dbt, cluster_workspace
     # GIVEN three landed days; on Spark days 1-2 built whole, day 3 built without v2
-    write_days(spark_workspace.landing, JAN, 3, SPEC)
-    assert build(spark, spark_dbt, 1, 1, 2).success
-    record_verdicts(spark, "payments", day(3), day(3))
+    write_days(cluster_workspace.landing, JAN, 3, SPEC)
+    assert build(spark_dbt, 1, 2).success
     command = ["build", "--vars", json.dumps(window_vars(day(3), day(3))), "--no-write-json"]
     command += ["--exclude-resource-type", "unit_test", "--exclude-resource-type", "test"]
     outcome = outcome_of(spark_dbt.invoke([*command, "--exclude", f"{MODEL}_v2"]))
     assert outcome.success, outcome.message
     monkeypatch.setattr(cutover_module, "shared_project", lambda: spark_dbt)
-    v1_served = served(spark)
-    assert v1_served == version_rows(spark, 1) and v1_served  # a fresh warehouse serves v1
+    v1_served = served(workspace)
+    assert v1_served == version_rows(workspace, 1) and v1_served  # a fresh warehouse serves v1
 
     # WHEN the cutover to v2 is asked for
     with pytest.raises(RefillError) as refused:
@@ -98,12 +96,12 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
         "(2026-01-03); fill them first: refill backfill --start 2026-01-03 --end 2026-01-03 "
         "--select fct_daily_revenue_v2"
     )
-    assert pointer_log(spark) == [(1, None)]
-    assert served(spark) == v1_served
+    assert pointer_log(workspace) == [(1, None)]
+    assert served(workspace) == v1_served
 
     # WHEN v2 is filled for day 3, and the dry run asked on Spark and, on the same landing,
     # on DuckDB
-    outcome = build(spark, spark_dbt, 3, 3, 3, select=f"{MODEL}_v2")
+    outcome = build(spark_dbt, 3, 3, select=f"{MODEL}_v2")
     assert outcome.success, outcome.message
     on_spark = switch(to=2, dry_run=True)
 
@@ -112,7 +110,7 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     monkeypatch.setenv("REFILL_WAREHOUSE", str(tmp_path / "duckdb" / "refill.duckdb"))
     assert dbt_project.build(window_vars(day(1), day(3))).success
     on_duckdb = switch(to=2, dry_run=True)
-    monkeypatch.setenv("DBT_TARGET", "spark")
+    monkeypatch.setenv("DBT_TARGET", "spark-cluster")
     monkeypatch.setattr(cutover_module, "shared_project", lambda: spark_dbt)
 
     # THEN both engines report the same changes per market and day (one diff engine), and
@@ -120,7 +118,7 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     assert on_spark.days_changed == [day(1), day(2), day(3)]
     assert compared(on_spark) == compared(on_duckdb)
     assert not on_spark.switched
-    assert pointer_log(spark) == [(1, None)]
+    assert pointer_log(workspace) == [(1, None)]
 
     # WHEN the cutover is made
     made = switch(to=2)
@@ -128,24 +126,25 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     # THEN one pointer row was appended, readers get v2's rows exactly, and the history
     # records the move with its command
     assert made.switched
-    assert pointer_log(spark) == [(1, None), (2, 1)]
-    assert served(spark) == version_rows(spark, 2) != v1_served
-    assert moves(spark) == [(1, 2, "refill cutover fct_daily_revenue --to 2 --yes")]
+    assert pointer_log(workspace) == [(1, None), (2, 1)]
+    assert served(workspace) == version_rows(workspace, 2) != v1_served
+    assert moves(workspace) == [(1, 2, "refill cutover fct_daily_revenue --to 2 --yes")]
 
     # WHEN it is rolled back
     switch(rollback=True)
 
     # THEN readers get v1 again, and the pointer's log holds both moves
-    assert served(spark) == v1_served
-    assert pointer_log(spark) == [(1, None), (2, 1), (1, 2)]
+    assert served(workspace) == v1_served
+    assert pointer_log(workspace) == [(1, None), (2, 1), (1, 2)]
     # and the board reads the mart as readers get it: once, served v1 since the rollback,
     # with each version's totals per day
-    reader = SparkConnection(spark, read_only=True)
+    reader = SparkClusterWarehouse(cluster_workspace.locks).open(read_only=True, wait_seconds=0)
     (mart,) = board_reads.read_versioned_marts(reader, day(1), day(3))
+    reader.close()
     assert (mart.name, mart.served, mart.previous, mart.measure) == (MODEL, 1, 2, "revenue_usd")
     for version in (1, 2):
         per_day = f"select event_date, sum(revenue_usd) from main.{MODEL}_v{version} group by 1"
-        assert mart.totals[version] == dict(rows(spark, per_day)), version
+        assert mart.totals[version] == dict(workspace.rows(per_day)), version
         assert mart.published_days[version] == 3
 
     # WHEN a cutover to v2 stops right after its pointer row, before the history row and
@@ -166,7 +165,7 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
 
     # THEN the switch is made: readers of the view (made before, never re-created) get v2,
     # the pointer's log holds the move; and the next cutover starts from v2
-    assert served(spark) == version_rows(spark, 2)
-    assert pointer_log(spark)[-1] == (2, 1)
-    assert len(moves(spark)) == 2  # its history row was never written
+    assert served(workspace) == version_rows(workspace, 2)
+    assert pointer_log(workspace)[-1] == (2, 1)
+    assert len(moves(workspace)) == 2  # its history row was never written
     assert switch(rollback=True, dry_run=True).from_version == 2

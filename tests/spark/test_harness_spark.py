@@ -23,16 +23,16 @@ from harness.spark_scenarios import days, run_spark_subset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def subset(spark, tmp_path_factory):
-    """The subset's kill scenario; the checker reads on the Spark tests' one session."""
+def subset(cluster, tmp_path_factory):
+    """The subset's kill scenario, on the Spark tests' one cluster."""
     workdir = tmp_path_factory.mktemp("spark-harness")
     lines: list[str] = []
-    stats = run_spark_subset(["killed_chunk_then_rerun"], workdir, say=lines.append)
-    return stats, workdir / "killed_chunk_then_rerun", lines
+    stats = run_spark_subset(["killed_chunk_then_rerun"], workdir, lines.append, cluster)
+    return stats, workdir / "killed_chunk_then_rerun", lines, cluster
 
 
 def test_the_spark_subset_reports_0_violations_after_a_killed_chunk_and_its_rerun(subset):
-    stats, _, lines = subset
+    stats, _, lines, _ = subset
     print("\n".join(lines))
     assert [finding.lines() for finding in stats.violations] == []
     # the SIGKILL landed in the command's work (not after it ended), and the rerun succeeded
@@ -48,15 +48,28 @@ def _truths(landing: Path) -> Truths:
     return truths
 
 
-def _copy(folder: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "warehouse"
-    shutil.copytree(folder / "warehouse", copy, ignore=shutil.ignore_patterns("locks"))
+def _tables(cluster) -> Path:
+    return Path(cluster.state) / "warehouse"
+
+
+def _copy(cluster, tmp_path: Path) -> Path:
+    """The cluster's tables' files, copied: what the checker reads, to break."""
+    copy = tmp_path / "tables"
+    shutil.copytree(_tables(cluster), copy)
     return copy
 
 
-def test_the_spark_reader_sees_the_published_warehouse_it_checks(subset):
-    _, folder, _ = subset
-    state = spark.read_spark_state(folder / "warehouse")
+@pytest.fixture
+def reading(subset, monkeypatch):
+    """This process pointed at the subset's cluster, as the checker reads it."""
+    for key, value in subset[3].environment().items():
+        monkeypatch.setenv(key, value)
+    return subset
+
+
+def test_the_spark_reader_sees_the_published_warehouse_it_checks(reading):
+    _, folder, _, cluster = reading
+    state = spark.read_spark_state(folder / "warehouse", _tables(cluster))
     # every day in every chunk model and its ledger: a reader that read nothing fails here
     assert sorted(state.facts) == days()
     assert {(entry.model_name, entry.partition_date) for entry in state.ledger} >= {
@@ -65,16 +78,16 @@ def test_the_spark_reader_sees_the_published_warehouse_it_checks(subset):
     assert spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state)) == []
 
 
-def test_the_spark_checker_catches_a_ledger_row_claiming_a_day_without_rows(subset, tmp_path):
-    _, folder, _ = subset
-    copy = _copy(folder, tmp_path)
+def test_the_spark_checker_catches_a_ledger_row_claiming_a_day_without_rows(reading, tmp_path):
+    _, folder, _, cluster = reading
+    copy = _copy(cluster, tmp_path)
     # GIVEN a copy whose ledger claims fct_payments for the day before the landing: the
     # first day's ledger file, placed under another day's partition folder
     ledger = copy / "ops.db" / "partition_ledger" / "model_name=fct_payments"
     day_before = days()[0] - timedelta(days=1)
     shutil.copytree(ledger / f"partition_date={days()[0]}", ledger / f"partition_date={day_before}")
 
-    state = spark.read_spark_state(copy)
+    state = spark.read_spark_state(folder / "warehouse", copy)
     found = spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state))
 
     caught = {(violation.invariant, violation.detail.split(":")[0]) for violation in found}
@@ -82,15 +95,15 @@ def test_the_spark_checker_catches_a_ledger_row_claiming_a_day_without_rows(subs
     assert ("reconciles_at_fingerprint", f"fct_payments {day_before}") in caught, found
 
 
-def test_the_spark_checker_catches_a_day_published_twice(subset, tmp_path):
-    _, folder, _ = subset
-    copy = _copy(folder, tmp_path)
+def test_the_spark_checker_catches_a_day_published_twice(reading, tmp_path):
+    _, folder, _, cluster = reading
+    copy = _copy(cluster, tmp_path)
     # GIVEN a copy where one day of fct_payments holds its rows twice (a replace that appended)
     day_folder = copy / "main.db" / "fct_payments" / f"event_date={days()[1]}"
     for part in list(day_folder.glob("*.parquet")):
         shutil.copy(part, part.with_name("appended-" + part.name))
 
-    state = spark.read_spark_state(copy)
+    state = spark.read_spark_state(folder / "warehouse", copy)
     found = spark.check_spark(state, _truths(folder / "landing"), CheckContext(before=state))
 
     assert {violation.invariant for violation in found} >= {

@@ -49,9 +49,17 @@ def parquet_days(warehouse: Path, table: str, column: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def resumed(spark, tmp_path_factory):
-    """The scenario's events; the checker reads on the Spark tests' one session."""
-    return failed_chunk_then_resume(tmp_path_factory.mktemp("spark-resume"), say=print)
+def resumed(cluster, tmp_path_factory):
+    """The scenario's events, on the Spark tests' one cluster."""
+    return failed_chunk_then_resume(tmp_path_factory.mktemp("spark-resume"), cluster, say=print)
+
+
+@pytest.fixture
+def reading(resumed, monkeypatch):
+    """This process pointed at the scenario's cluster."""
+    for key, value in resumed.cluster.environment().items():
+        monkeypatch.setenv(key, value)
+    return resumed
 
 
 def test_a_failed_chunk_fails_the_command_naming_it_and_leaves_its_days_unpublished(resumed):
@@ -77,14 +85,15 @@ def test_a_failed_chunk_fails_the_command_naming_it_and_leaves_its_days_unpublis
     assert failed.violations == []
 
 
-def test_the_same_command_again_builds_only_the_failed_chunk_and_equals_the_source(resumed):
+def test_the_same_command_again_builds_only_the_failed_chunk_and_equals_the_source(reading):
+    resumed = reading
     _, failed, again = resumed.events
     day1, day2, day3, day4 = days()
     assert again.code == 0, again.output[-3000:]
     # THEN its summary says two days published, two skipped
     assert re.search(r"published 2 day\(s\), skipped 2", again.output), again.output[-2000:]
     # AND its attempts are the failed chunk's only; the first run's were both chunks
-    attempts = spark.read_attempts(resumed.warehouse)
+    attempts = spark.read_attempts(resumed.warehouse, resumed.tables)
     runs = list(dict.fromkeys(run_id for run_id, *_ in attempts))
     assert len(runs) == 2, attempts
     chunks_of = {
@@ -105,7 +114,7 @@ def test_the_same_command_again_builds_only_the_failed_chunk_and_equals_the_sour
         assert again.state.facts[day] == (truth.published, truth.amount), day
         assert again.state.quarantine.get(day, 0) == truth.quarantined, day
     # (read again from the files, without Spark)
-    assert parquet_days(resumed.warehouse, "fct_payments", "event_date") == {
+    assert parquet_days(resumed.tables, "fct_payments", "event_date") == {
         day: expected_day(resumed.landing, day).published for day in days()
     }
     assert {(model, day) for model, day in after} == {

@@ -1,6 +1,7 @@
-"""The Spark warehouse's Connection on a real local Spark: every `?` becomes a typed,
+"""The Spark warehouse's Connection on the cluster, over thrift: every `?` becomes a typed,
 escaped literal (refill.warehouse.spark_literals), so hostile strings, dates, timestamps and
-decimals round-trip exactly, and a hostile string can only ever be a value."""
+decimals round-trip exactly through the Thrift Server and back, and a hostile string can
+only ever be a value."""
 
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ import pytest
 pytest.importorskip("pyspark")
 
 from refill.warehouse.spark_engine import SparkConnection, SparkEngineError  # noqa: E402
+from refill.warehouse.spark_thrift import ThriftStatements, connect  # noqa: E402
 from tests.unit.test_spark_literals import HOSTILE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def connection(spark):
-    """The boundary's connection on the Spark tests' one session (tests/spark/conftest.py)."""
-    connection = SparkConnection(spark, read_only=False)
+def connection(cluster, tmp_path_factory):
+    """The boundary's connection on a Thrift session of the Spark tests' one cluster."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in cluster.environment().items():
+            patch.setenv(key, value)
+        statements = ThriftStatements(connect(), str(tmp_path_factory.mktemp("locks")))
+    connection = SparkConnection(statements, read_only=False)
     connection.execute("create database if not exists probe")
     connection.execute("drop table if exists probe.values_in")
     connection.execute(
@@ -29,6 +35,7 @@ def connection(spark):
     )
     yield connection
     connection.execute("drop table if exists probe.values_in")
+    connection.close()
 
 
 def test_hostile_strings_and_typed_values_round_trip(connection):

@@ -1,7 +1,7 @@
-"""refill's own bookkeeping on a real local Spark, where parquet tables have no update: the
+"""refill's own bookkeeping on the Spark cluster, where parquet tables have no update: the
 notification outbox stays exactly-once (a delivery appends the key's next state, readers take
-the newest), and a process registers only the relations refill reads, never a chunk's
-private work tables that another process may be writing at that moment."""
+the newest), and the board reads one row per run, its closing one. Through the warehouse
+boundary over thrift (refill.warehouse.spark_thrift), as refill's commands use it."""
 
 from __future__ import annotations
 
@@ -10,16 +10,20 @@ from datetime import date
 import pytest
 
 from refill.warehouse import board_reads, notify, ops
-from refill.warehouse.spark_engine import SparkConnection, register_tables
+from refill.warehouse.spark_thrift import SparkClusterWarehouse
 
 pytestmark = pytest.mark.spark
 
 
-def test_the_outbox_sends_a_notification_once_and_counts_failed_deliveries(
-    spark, spark_dbt, spark_workspace
-):
-    spark_dbt.invoke(["run-operation", "refill_create_ops_relations"])
-    connection = SparkConnection(spark, read_only=False)
+@pytest.fixture
+def connection(cluster_dbt, cluster_workspace):
+    cluster_dbt.invoke(["run-operation", "refill_create_ops_relations"])
+    opened = SparkClusterWarehouse(cluster_workspace.locks).open(read_only=False, wait_seconds=0)
+    yield opened
+    opened.close()
+
+
+def test_the_outbox_sends_a_notification_once_and_counts_failed_deliveries(connection):
     failed = notify.Notification("backfill", date(2026, 2, 3), "failed", "cv1", "chunk failed")
 
     assert notify.enqueue(connection, failed) is True
@@ -41,34 +45,10 @@ def test_the_outbox_sends_a_notification_once_and_counts_failed_deliveries(
     assert notice.sent_at is not None
 
 
-def test_the_board_reads_one_row_per_run_its_closing_one(spark, spark_dbt, spark_workspace):
-    spark_dbt.invoke(["run-operation", "refill_create_ops_relations"])
-    connection = SparkConnection(spark, read_only=False)
+def test_the_board_reads_one_row_per_run_its_closing_one(connection):
     ops.record_run_start(connection, "run-closed", "daily", "refill daily", {})
     ops.record_run_end(connection, "run-closed", "published", [date(2026, 2, 3)], "ok")
     ops.record_run_start(connection, "run-open", "backfill", "refill backfill", {})
 
     runs = {run.run_id: run.outcome for run in board_reads.read_runs(connection, 10)}
     assert runs == {"run-closed": "published", "run-open": "running"}
-
-
-def test_a_process_never_registers_the_work_tables_other_chunks_are_writing(spark, tmp_path):
-    # a published table refill reads, and two chunks' work tables caught mid-write (a part
-    # file whose footer is not written yet): reading those would fail the whole process
-    spark.sql("create database if not exists probe")
-    published = tmp_path / "probe.db" / "registered_here"
-    spark.range(3).selectExpr("id", "date'2026-02-01' as event_date").write.partitionBy(
-        "event_date"
-    ).parquet(str(published))
-    for work in (
-        "wap.db/main__fct_payments__20260201_20260202/event_date=2026-02-01",
-        "staging.db/stg_payments_lines/20260203_20260204",
-    ):
-        folder = tmp_path / work
-        folder.mkdir(parents=True)
-        (folder / "part-00000.snappy.parquet").write_bytes(b"PAR1 half written")
-    try:
-        assert register_tables(spark, tmp_path) == ["`probe`.`registered_here`"]
-        assert spark.sql("select count(*) from probe.registered_here").collect()[0][0] == 3
-    finally:
-        spark.sql("drop table if exists probe.registered_here")

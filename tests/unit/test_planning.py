@@ -9,6 +9,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from refill import options
 from refill.errors import RefillError
 from refill.rules import planning, readiness
 from refill.rules.planning import Chunk, DayState
@@ -51,13 +52,14 @@ def test_a_range_is_inclusive():
     ],
 )
 def test_bad_options_are_refused(order, chunk_days, concurrency, on_missing, message):
+    values = {"order": order, "chunk_days": chunk_days, "max_concurrency": concurrency}
     with pytest.raises(RefillError, match=message):
-        planning.validate_options(order, chunk_days, concurrency, on_missing)
+        options.check({**values, "on_missing": on_missing})
 
 
 def test_a_negative_line_limit_is_refused():
     with pytest.raises(RefillError, match="--chunk-lines must be"):
-        planning.validate_options("newest-first", 7, 1, "fail", chunk_lines=-1)
+        options.check({"chunk_lines": -1})
 
 
 def test_chunks_cover_the_days_in_order_and_never_span_a_gap():

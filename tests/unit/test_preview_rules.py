@@ -36,6 +36,7 @@ def record(**changes) -> rules.PreviewRecord:
                 "fct_payments", DAY + timedelta(days=1)
             ): "fx_rates_daily:cc,markets:bb",
         },
+        "datasets": ["payments"],
     }
     return rules.PreviewRecord(**{**fields, **changes})
 
@@ -133,3 +134,45 @@ def test_a_chunk_checks_only_its_own_days_published_state():
     assert rules.published_state_changed(record(), changed, [DAY]) is None
     reason = rules.published_state_changed(record(), changed, [DAY + timedelta(days=1)])
     assert reason is not None and "day 2025-03-02 of fct_payments" in reason
+
+
+def test_a_chunk_is_published_only_if_it_is_one_of_the_previews_and_not_published_yet():
+    chunk = (DAY, DAY + timedelta(days=1))
+    assert rules.what_changed(record(), **unchanged(), chunk=chunk) is None
+    wider = rules.what_changed(record(), **unchanged(), chunk=(DAY - timedelta(days=3), chunk[1]))
+    assert wider is not None and "is not a chunk of preview p0123456789ab" in wider
+    done = rules.what_changed(record(published_chunks=[chunk]), **unchanged(), chunk=chunk)
+    assert done is not None and "is published" in done
+
+
+def test_a_change_to_any_day_still_to_publish_refuses_every_chunk_but_not_a_published_one():
+    first, second = (DAY, DAY), (DAY + timedelta(days=1), DAY + timedelta(days=1))
+    two_chunks = record(chunks=[first, second])
+    reexported = {**unchanged(), "current_fingerprints": {DAY: {"fp-1"}, second[0]: {"fp-9"}}}
+    # the second chunk's day changed: the first chunk is refused too, before it writes
+    assert "was re-exported" in rules.what_changed(two_chunks, **reexported, chunk=first)
+    # once the second chunk is published from the preview, its day is not checked again
+    resumed = record(chunks=[first, second], published_chunks=[second])
+    assert rules.what_changed(resumed, **reexported, chunk=first) is None
+
+
+def test_a_corrected_rate_on_any_day_still_to_publish_refuses_every_chunk_but_not_a_published_one():
+    first, second = (DAY, DAY), (DAY + timedelta(days=1), DAY + timedelta(days=1))
+    corrected = {
+        **unchanged(),
+        "current_references": {
+            DAY: ["fx_rates_daily:aa,markets:bb"],
+            second[0]: ["fx_rates_daily:dd,markets:bb"],
+        },
+    }
+    refused = rules.what_changed(record(chunks=[first, second]), **corrected, chunk=first)
+    assert refused is not None and "fx_rates_daily changed for day 2025-03-02" in refused
+    resumed = record(chunks=[first, second], published_chunks=[second])
+    assert rules.what_changed(resumed, **corrected, chunk=first) is None
+
+
+def test_a_publish_refuses_a_selection_that_is_not_the_previews_models():
+    assert rules.selection_refused(record(), None, ["anything"]) is None
+    assert rules.selection_refused(record(), "fct_payments+", ["fct_payments"]) is None
+    refused = rules.selection_refused(record(), "payments_quarantine", ["payments_quarantine"])
+    assert refused is not None and "kept fct_payments" in refused and "\n" not in refused

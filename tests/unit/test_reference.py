@@ -130,3 +130,37 @@ def test_changed_seeds_names_each_seed_whose_part_differs():
     assert changed_seeds("fx:a,mk:b", "fx:c,mk:b") == ("fx",)
     assert changed_seeds(None, "fx:a,mk:b") == ("fx", "mk")
     assert changed_seeds(None, "") == ()
+
+
+def test_the_spark_engines_reference_request_gives_each_days_fingerprint_and_the_files_sha(
+    tmp_path, capsys
+):
+    """What spark__refill_landed_reference asks the engine's script transformation: one
+    tab-separated request row carrying the declaration (refill_dataset_reference's JSON)."""
+    import hashlib
+    import json
+
+    from refill.warehouse import spark_readiness
+
+    path = rates_file(tmp_path, rows_of())
+    declared = {
+        "dataset": "payments",
+        "model": "fct_x",
+        "reads": [DAY_READ, MONTH_READ],
+        "seeds": {"fx": {"id": "seed.refill.fx", "file": str(path)}},
+    }
+    request = ["reference", json.dumps(declared), str(DAYS[0]), str(DAYS[-1]), ""]
+    assert spark_readiness.main(["\t".join(request) + "\n"]) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    expected = fingerprints(path, DAY_READ, MONTH_READ)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert [(date.fromisoformat(day), json.loads(payload)) for day, payload in lines] == [
+        (day, {"reference_fingerprint": expected[day], "seed_contents": f"seed.refill.fx={sha}"})
+        for day in DAYS
+    ]
+    # a declaration the seed cannot answer: one row whose `error` the SQL raises, naming it
+    declared["reads"] = [{"seed": "fx", "day": "no_such_column"}]
+    request[1] = json.dumps(declared)
+    spark_readiness.main(["\t".join(request) + "\n"])
+    ((day, payload),) = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert "no column 'no_such_column'" in json.loads(payload)["error"]

@@ -20,6 +20,7 @@ from refill.warehouse import cutover_store, locking, ops
 from refill.warehouse.duckdb_engine import DuckDBWarehouse
 from refill.warehouse.engine import ENGINE_ERRORS, Warehouse, is_transient, warehouse_at
 from refill.warehouse.spark_engine import SparkWarehouse
+from refill.warehouse.spark_thrift import SparkClusterWarehouse
 
 LEDGER = """
     create schema ops;
@@ -41,7 +42,7 @@ def make_warehouse(path: Path, sql: str = "select 1") -> Path:
     return path
 
 
-@pytest.mark.parametrize("engine", [DuckDBWarehouse, SparkWarehouse])
+@pytest.mark.parametrize("engine", [DuckDBWarehouse, SparkWarehouse, SparkClusterWarehouse])
 def test_each_engine_implements_every_member_of_the_interface(engine):
     members = [
         name
@@ -66,6 +67,9 @@ def test_the_engine_follows_the_dbt_target(tmp_path, monkeypatch):
     monkeypatch.setenv("DBT_TARGET", "spark")
     assert warehouse_at() == SparkWarehouse(tmp_path / "spark")
     assert warehouse_at().concurrent_writers
+    monkeypatch.setenv("DBT_TARGET", "spark-cluster")
+    assert warehouse_at() == SparkClusterWarehouse(tmp_path / "spark")
+    assert warehouse_at().concurrent_writers and warehouse_at().name == "spark-cluster"
     monkeypatch.setenv("DBT_TARGET", "postgres")
     with pytest.raises(RefillError, match="DBT_TARGET='postgres' is not an engine"):
         warehouse_at()
