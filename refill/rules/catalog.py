@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from refill.errors import RefillError
-from refill.rules.reference import ReferenceRead, parse_reads, window_fingerprints
+from refill.rules.reference import ReferenceRead, datasets_fingerprints, parse_reads
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,7 @@ class Catalog:
     def reference_fingerprints(self, start: date, end: date) -> dict[date, list[str]]:
         """Each day's reference fingerprint now, one per dataset in catalog order, from the
         seed files (refill.rules.reference; "" for a dataset that declares none)."""
-        per_dataset = [
-            window_fingerprints(dataset.reference, start, end)[0] for dataset in self.datasets
-        ]
-        return {day: [found[day] for found in per_dataset] for day in per_dataset[0]}
+        return datasets_fingerprints([dataset.reference for dataset in self.datasets], start, end)
 
 
 def catalog_of(

@@ -116,7 +116,7 @@ def what_changed(
     code_versions: Mapping[str, str],
     current_fingerprints: Mapping[date, set[str]],
     published: PublishedState,
-    current_references: Mapping[date, list[str]] | None = None,
+    current_references: Mapping[date, list[str]],
     chunk: tuple[date, date] | None = None,
 ) -> str | None:
     """None when the preview may be published as kept (with `chunk`: that chunk of it, now);
@@ -163,7 +163,7 @@ def what_changed(
                 f"day {day} was re-exported since preview {record.preview_id} "
                 f"(its landing fingerprint is not the one {model} was computed from)"
             )
-    for key, kept in sorted(record.references.items() if current_references is not None else []):
+    for key, kept in sorted(record.references.items()):
         model, day = key.split("|")
         if day not in wanted:
             continue

@@ -121,6 +121,16 @@ def window_fingerprints(
     return fingerprints, contents
 
 
+def datasets_fingerprints(
+    reads_per_dataset: Sequence[Sequence[ReferenceRead]], start: date, end: date
+) -> dict[date, list[str]]:
+    """Each day's reference fingerprint over the inclusive window, one per dataset in the
+    order given (each dataset's declared reads), from the seed files now."""
+    per_dataset = [window_fingerprints(reads, start, end)[0] for reads in reads_per_dataset]
+    days = [start + timedelta(days=n) for n in range((end - start).days + 1)]
+    return {day: [found[day] for found in per_dataset] for day in days}
+
+
 def changed_seeds(published: str | None, current: str | None) -> tuple[str, ...]:
     """The seeds whose part of the day's reference fingerprint differs between a ledger row
     (`published`; None from a row recorded before refill recorded it) and now."""

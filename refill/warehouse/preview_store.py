@@ -17,7 +17,8 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from refill import settings
-from refill.rules import readiness
+from refill.errors import RefillError
+from refill.rules import readiness, reference
 from refill.rules.catalog import Catalog
 from refill.rules.preview import (
     PREVIEW_ID,
@@ -197,11 +198,28 @@ def current_fingerprints(datasets, chunks: list[tuple[date, date]]) -> dict[date
     return found
 
 
+def current_references(
+    declared: dict, datasets: list[str], chunks: list[tuple[date, date]]
+) -> dict[date, list[str]]:
+    """Each day's reference fingerprint now, one per dataset of `datasets` the project
+    declares (`declared`: dataset -> refill_dataset_reference, as the publish operation read
+    the project), for the days of `chunks`, from the seed files (refill.rules.reference)."""
+    reads = [
+        reference.parse_reads(entry["reads"], entry["seeds"], entry["model"])
+        for entry in (declared[name] for name in datasets if name in declared)
+    ]
+    found: dict[date, list[str]] = {}
+    for start, end in chunks:
+        found.update(reference.datasets_fingerprints(reads, start, end))
+    return found
+
+
 def refusal_now(facts: str, start: date, end: date) -> str:
     """ "" when chunk start..end of a preview may be published now, else the one line why:
     refill.rules.preview.what_changed on the facts the publish operation read inside its own
     invocation (JSON: the preview id, its record's rows, the ledger's published rows of the
-    chunk, the project's code versions) and on the landing as it is now."""
+    chunk, the project's code versions and what its datasets declare they read of the seeds)
+    and on the landing and the seed files as they are now."""
     state = json.loads(facts)
     preview_id = state["preview_id"]
     if not state.get("record"):
@@ -215,6 +233,12 @@ def refusal_now(facts: str, start: date, end: date) -> str:
         for row in state.get("published") or []
         if row["model_name"] in record.models
     }
+    try:
+        references = current_references(
+            state.get("references") or {}, record.datasets, record.remaining_chunks
+        )
+    except (RefillError, OSError) as unreadable:
+        return f"the reference data of preview {preview_id}'s days cannot be read: {unreadable}"
     reason = what_changed(
         record,
         now=ops.utc_now(),
@@ -223,6 +247,7 @@ def refusal_now(facts: str, start: date, end: date) -> str:
         if record.datasets
         else {},
         published=published,
+        current_references=references,
         chunk=(start, end),
     )
     return reason or ""
