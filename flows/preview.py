@@ -6,8 +6,8 @@ has planned).
 build, audits and window tests) with the var `refill_preview_id`: on-run-end keeps the
 chunk under the preview's id (schema `preview`) instead of publishing it, so nothing
 consumers read changes. It then records the preview (ops.refill_previews: the plan, the
-code versions and source fingerprints the chunks were computed from, the published state
-of each day) and reports old vs new.
+code versions, source and reference fingerprints the chunks were computed from, the
+published state of each day) and reports old vs new.
 
 `publish_from_preview` (flows/preview_publish.py) publishes what a preview kept.
 
