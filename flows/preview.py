@@ -6,8 +6,8 @@ has planned).
 build, audits and window tests) with the var `refill_preview_id`: on-run-end keeps the
 chunk under the preview's id (schema `preview`) instead of publishing it, so nothing
 consumers read changes. It then records the preview (ops.refill_previews: the plan, the
-code versions and source fingerprints the chunks were computed from, the published state
-of each day) and reports old vs new.
+code versions, source and reference fingerprints the chunks were computed from, the
+published state of each day) and reports old vs new.
 
 `publish_from_preview` (flows/preview_publish.py) publishes what a preview kept.
 
@@ -131,8 +131,9 @@ def _record(
         end=plan.window.end,
         models=models,
         chunks=[(chunk.start, chunk.end) for chunk in plan.chunks],
-        code_versions={model: code for model, _, code, _, _ in kept},
-        fingerprints={rules.state_key(m, day): fp for m, day, _, fp, _ in kept if fp},
+        code_versions={model: code for model, _, code, *_ in kept},
+        fingerprints={rules.state_key(m, day): fp for m, day, _, fp, *_ in kept if fp},
+        references={rules.state_key(m, day): ref for m, day, *_, ref in kept if ref is not None},
         published=preview_store.read_published_state(
             connection, models, plan.window.start, plan.window.end
         ),

@@ -207,4 +207,5 @@ def _what_changed(project: DbtProject, record: rules.PreviewRecord) -> str | Non
         code_versions=project.code_versions(),
         current_fingerprints=preview_store.current_fingerprints(datasets, record.remaining_chunks),
         published=published,
+        current_references=project.catalog.reference_fingerprints(record.start, record.end),
     )

@@ -578,6 +578,7 @@ class _ScenarioRun:
             self._finding("violation", "warehouse_opens", detail, number, event)
             self.state = before
         context.current_versions = _current_versions()
+        context.reference_now = _reference_now()
         context.rates = self.driver.seed.rates()
         self.preview_id = self.state.newest_preview or self.preview_id
         context.runs_finished = not event.kill_moment or context.interrupt is not None
@@ -878,6 +879,18 @@ def _current_versions() -> dict[str, str] | None:
         return shared_project().code_versions()
     except DbtError:
         return None
+
+
+def _reference_now():
+    """A day's reference fingerprint now (the seed rows it reads), as this process's refill
+    computes it, for the primary dataset."""
+    from refill.warehouse.dbt_runner import DbtError, shared_project
+
+    try:
+        catalog = shared_project().catalog
+    except DbtError:
+        return None
+    return lambda day: catalog.reference_fingerprints(day, day)[day][0]
 
 
 def _nothing_published(outcome: RunOutcome) -> bool:

@@ -39,8 +39,9 @@ Invariants (docs/harness.md says why each one matters):
                               consumer relations and ledger data, day by day
 - nothing_from_outside        no row holds a byte from outside the landing: the line a
                               special part file links to, or the process's environment
-- current_at_current_rates    a day refill calls current (its ledger code version is the
-                              project's now) holds the USD the seed's rates give now
+- current_at_current_rates    a day refill calls current (its ledger code version and the
+                              seed rows it read are the project's now) holds the USD the
+                              seed's rates give now
 - preview_published_as_previewed  a publish from a preview that succeeded published, for
                               each of its days, the rows the preview kept, at the day's
                               export as it is now (none re-exported meanwhile), and
@@ -56,6 +57,7 @@ import contextlib
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -143,6 +145,7 @@ class LedgerEntry:
     published_at: object = None
     refill_run: bool = False
     code_version: str | None = None
+    reference_fingerprint: str | None = None
 
 
 @dataclass
@@ -272,7 +275,7 @@ def read_state(warehouse: Path) -> WarehouseState:
                     "select model_name, partition_date, status, run_id, source_fingerprint, "
                     "rows_written, source_records, published_at, "
                     + ("run_id in (select run_id from ops.run_log)" if has_run_log else "false")
-                    + ", code_version from ops.partition_ledger"
+                    + ", code_version, reference_fingerprint from ops.partition_ledger"
                 ).fetchall()
             ]
         if "ops.run_log" in tables:
@@ -393,9 +396,11 @@ class CheckContext:
     interrupt: tuple[str, float | None, int | None] | None = None  # signal, seconds, exit
     retained_days: list[date] = field(default_factory=list)  # published, files now gone
     plain_dbt_message: str = ""
-    # refill's current code version per model and the seed's rates now (the project copy's
-    # file, read by the harness): current_at_current_rates; None skips it
+    # refill's current code version per model, its reference fingerprint of a day now, and
+    # the seed's rates now (the project copy's file, read by the harness):
+    # current_at_current_rates; None skips it
     current_versions: dict[str, str] | None = None
+    reference_now: Callable[[date], str] | None = None
     rates: dict[tuple[date, str], Decimal] | None = None
     publishing_preview: PublishingPreview | None = None  # the event publishes a preview
     stopped_in_chunk: str | None = None  # signalled in this chunk, not the run's last
@@ -594,8 +599,10 @@ def check(state: WarehouseState, truths: Truths, context: CheckContext) -> list[
         truth = truths.get(day, entries[0].source_fingerprint)
         if current is None or context.rates is None or truth is None:
             continue
-        if entries[0].code_version != current:
+        if entries[0].code_version != current or context.reference_now is None:
             continue  # stale: refill says so, and a rebuild will take the rates of now
+        if entries[0].reference_fingerprint != context.reference_now(day):
+            continue  # the day's rates changed since: stale, as refill says
         try:
             expected = truth.amount_usd(day, context.rates)
         except KeyError:  # no rate for the day: the build's audit refuses it

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -33,7 +34,7 @@ COMPARED = {
     "main.fct_daily_revenue_v1": "* exclude (_run_id)",
     "main.fct_daily_revenue_v2": "* exclude (_run_id)",
     "ops.partition_ledger": "model_name, partition_date, status, code_version, "
-    "source_fingerprint, rows_written, source_records",
+    "source_fingerprint, reference_fingerprint, rows_written, source_records",
     "ops.data_as_of": "model_name, first_partition, data_as_of",
 }
 
@@ -87,11 +88,11 @@ class DayTruth:
         )
 
 
-def expected_day(landing: Path, day: date) -> DayTruth:
+def expected_day(landing: Path, day: date, currencies: Iterable[str] = CURRENCIES) -> DayTruth:
     """What a day should publish, computed from its files without refill's code (the one
     oracle: the tests and the fault harness read it). Over bytes: a line is what ends at a
     newline, and a line that is not valid UTF-8 is quarantined like any other bad line
-    (the input boundary)."""
+    (the input boundary). `currencies`: the known ones (the fx seed's)."""
     truth = DayTruth()
     versions: dict[str, list[tuple]] = defaultdict(list)
     for part in sorted(day_folder(landing, DATASET, day).glob(PART_GLOB)):
@@ -101,7 +102,7 @@ def expected_day(landing: Path, day: date) -> DayTruth:
             lines.pop()
         for raw in lines:
             try:
-                record = _valid_record(raw.decode("utf-8"), day)
+                record = _valid_record(raw.decode("utf-8"), day, frozenset(currencies))
             except UnicodeDecodeError:
                 record = None
             if record is None:
@@ -119,7 +120,7 @@ def expected_day(landing: Path, day: date) -> DayTruth:
     return truth
 
 
-def _valid_record(line: str, day: date) -> tuple | None:
+def _valid_record(line: str, day: date, currencies: frozenset[str]) -> tuple | None:
     try:
         record = json.loads(line)
     except ValueError:
@@ -139,7 +140,7 @@ def _valid_record(line: str, day: date) -> tuple | None:
         moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if moment.date() != day or currency not in CURRENCIES:
+    if moment.date() != day or currency not in currencies:
         return None
     if market not in MARKET_CURRENCY or status not in STATUSES:
         return None

@@ -16,6 +16,9 @@
          No primary key: DuckDB checks keys eagerly and would refuse the delete and
          re-insert of one key inside one transaction; the audits keep it unique. --#}
     create table if not exists ops.partition_ledger ({{ refill_ops_columns_ddl('partition_ledger') }});
+    {#-- What the partition read of the seeds (its day's reference fingerprint); added to
+         warehouses created before it (their rows have none: stale until rebuilt). --#}
+    alter table ops.partition_ledger add column if not exists reference_fingerprint varchar;
 
     {#-- Every attempt to build a day, by the flows: outcome and message. A failed attempt
          leaves the ledger as it was (rolled back); this is where the failure is kept. --#}

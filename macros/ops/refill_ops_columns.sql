@@ -21,6 +21,7 @@
             ('window_start', 'date', 'not null'),
             ('window_end', 'date', 'not null'),
             ('published_at', 'timestamp', 'not null'),
+            ('reference_fingerprint', 'varchar', ''),
         ],
         'partition_attempts': [
             ('run_id', 'varchar', 'not null'),

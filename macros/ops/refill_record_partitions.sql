@@ -8,11 +8,12 @@
         shadow ledger), after the audits passed. refill_publish moves them into
         ops.partition_ledger in the same transaction as the data, so the ledger can never
         claim a partition the data does not hold, nor miss one it does.
-        Source fingerprint and record counts come from the landing manifests; a model
-        built from another model's partitions (upstream_model, e.g. the revenue marts
-        from fct_payments) takes them from that model's ledger rows as this invocation
-        sees them (refill_chunk_ledger): the landing fingerprint its facts were built
-        from, and their rows as its source records.
+        Source fingerprint, reference fingerprint (what the day read of the seeds) and
+        record counts come from the landing manifests model; a model built from another
+        model's partitions (upstream_model, e.g. the revenue marts from fct_payments)
+        takes them from that model's ledger rows as this invocation sees them
+        (refill_chunk_ledger): the inputs its facts were built from, and their rows as its
+        source records.
     --#}
     {%- set window = refill_window() -%}
     {%- set partition_column = config.require('partition_column') -%}
@@ -41,12 +42,14 @@
         date '{{ window.start_date }}' as window_start,
         date '{{ window.end_date }}' as window_end,
         {#-- dbt's run start, not the database clock: when it was published, not which day. --#}
-        {{ refill_run_started_at() }} as published_at
+        {{ refill_run_started_at() }} as published_at,
+        manifests.reference_fingerprint
     {%- if upstream_model %}
     from (
         select
             partition_date as landed_date,
             source_fingerprint,
+            reference_fingerprint,
             rows_written as manifest_records
         from {{ refill_chunk_ledger(ref(upstream_model)) }}
     ) as manifests

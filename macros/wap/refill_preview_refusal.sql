@@ -12,9 +12,10 @@
         one line why. The rule is refill.rules.preview.what_changed, asked through the
         plugin's function refill_preview_refusal with what this invocation reads now: the
         preview's record and the chunks already published from it, the ledger's published
-        rows of the preview's window, and the project's code versions (refill_code_version, as the
-        flows compute them). The function reads the landing itself. Called by
-        refill_publish_preview before it writes anything.
+        rows of the preview's window, the project's code versions (refill_code_version, as the
+        flows compute them) and what its datasets declare they read of the seeds
+        (refill_dataset_reference). The function reads the landing and the seed files itself.
+        Called by refill_publish_preview before it writes anything.
     --#}
     {%- set recorded = refill_table_exists('ops', 'refill_previews') -%}
     {%- if not (recorded and refill_table_exists('ops', 'refill_preview_chunks')) -%}
@@ -24,6 +25,19 @@
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'partitioned' -%}
         {%- do code_versions.update({refill_node_relation(node).identifier: refill_code_version(node.unique_id)}) -%}
+    {%- endfor -%}
+    {#-- what each dataset declares its days read of the seeds: the function computes the
+         days' reference fingerprints from the seed files now (a rate corrected since the
+         preview refuses it) --#}
+    {%- set references = {} -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
+        {%- set meta = {} -%}
+        {%- do meta.update(node.meta or {}) -%}
+        {%- do meta.update(node.config.meta or {}) -%}
+        {%- set declared = meta.get('refill') or {} -%}
+        {%- if declared.get('role') == 'facts' and declared.get('dataset') -%}
+            {%- do references.update({declared.dataset: refill_dataset_reference(declared.dataset)}) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- set id_literal = refill_string_literal(preview_id) -%}
     {%- set facts -%}
@@ -45,7 +59,8 @@
                             and (select window_end from ops.refill_previews where preview_id = {{ id_literal }})
                     ) as l
                 ),
-                'code_versions', json({{ refill_string_literal(tojson(code_versions)) }})
+                'code_versions', json({{ refill_string_literal(tojson(code_versions)) }}),
+                'references', json({{ refill_string_literal(tojson(references)) }})
             )::varchar,
             date '{{ window.start_date }}',
             date '{{ window.end_date }}'

@@ -114,7 +114,7 @@
     {%- do run_query(
         "insert overwrite table ops.partition_ledger partition (model_name, partition_date)"
         ~ " select status, run_id, git_commit, code_version, source_fingerprint, rows_written, source_records,"
-        ~ " is_backfill, window_start, window_end, published_at, model_name, partition_date"
+        ~ " is_backfill, window_start, window_end, published_at, reference_fingerprint, model_name, partition_date"
         ~ " from (" ~ ledgers | join(' union all ') ~ ") as chunk_ledger") -%}
 
     {%- for node in chunk -%}

@@ -5,7 +5,8 @@ and no model; a second landing dataset is SQL and YAML only.
 A model joins the catalog with `config: {meta: {refill: {...}}}` in its YAML:
 - `dataset: <landing folder>, role: facts, totals: <column>, hours: <timestamp column>`: the
   dataset's facts (the rows a chunk reports and a sign-off shows; `totals` is summed in the
-  sign-off, `hours` counted per hour for the hour holes);
+  sign-off, `hours` counted per hour for the hour holes); with `reference: [...]`, what the
+  dataset's days read of the seeds (refill.rules.reference): an input of each day;
 - `dataset: <landing folder>, role: quarantine`: its rejected lines (status's quarantined);
 - `role: versioned, key: <column>, measures: [...], upstream: <model>`: a versioned mart
   refill can cut over.
@@ -13,9 +14,12 @@ A model joins the catalog with `config: {meta: {refill: {...}}}` in its YAML:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 
 from refill.errors import RefillError
+from refill.rules.reference import ReferenceRead, datasets_fingerprints, parse_reads
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class Dataset:
     hours_column: str | None = None
     quarantine_model: str | None = None
     primary: bool = False  # the dataset status's and the board's main columns show
+    reference: tuple[ReferenceRead, ...] = ()  # the seed rows each day reads
 
 
 @dataclass(frozen=True)
@@ -68,9 +73,18 @@ class Catalog:
     def names(self) -> tuple[str, ...]:
         return tuple(dataset.name for dataset in self.datasets)
 
+    def reference_fingerprints(self, start: date, end: date) -> dict[date, list[str]]:
+        """Each day's reference fingerprint now, one per dataset in catalog order, from the
+        seed files (refill.rules.reference; "" for a dataset that declares none)."""
+        return datasets_fingerprints([dataset.reference for dataset in self.datasets], start, end)
 
-def catalog_of(models: list[tuple[str, dict, str | None]]) -> Catalog:
-    """The catalog from (model name, its `meta.refill`, its partition_column) triples."""
+
+def catalog_of(
+    models: list[tuple[str, dict, str | None]],
+    seeds: Mapping[str, Mapping[str, str]] | None = None,
+) -> Catalog:
+    """The catalog from (model name, its `meta.refill`, its partition_column) triples, and
+    the project's seeds (name -> its `id` and `file`) the datasets' references name."""
     datasets: dict[str, dict] = {}
     quarantines: dict[str, str] = {}
     versioned: dict[str, VersionedModel] = {}
@@ -110,6 +124,7 @@ def catalog_of(models: list[tuple[str, dict, str | None]]) -> Catalog:
             hours_column=entry["meta"].get("hours"),
             quarantine_model=quarantines.get(dataset),
             primary=bool(entry["meta"].get("primary", False)),
+            reference=parse_reads(entry["meta"].get("reference"), seeds or {}, entry["model"]),
         )
         for dataset, entry in datasets.items()
     ]

@@ -13,13 +13,16 @@ from refill.errors import FailedStep
 
 # refill's message classes ("refill <class>: ..."), raised by the project's macros, and the
 # step each one names. A window or input refusal stops the build before it writes.
-MESSAGE_CLASS = re.compile(r"\brefill (readiness|audit|publish|window|input|project|preview):")
+MESSAGE_CLASS = re.compile(
+    r"\brefill (readiness|audit|publish|window|input|reference|project|preview):"
+)
 STEP_OF_CLASS = {
     "readiness": FailedStep.READINESS,
     "audit": FailedStep.AUDIT,
     "publish": FailedStep.PUBLISH,
     "window": FailedStep.BUILD,
     "input": FailedStep.BUILD,
+    "reference": FailedStep.BUILD,
     "project": FailedStep.BUILD,
     "preview": FailedStep.PUBLISH,
 }
@@ -45,6 +48,9 @@ WHAT_TO_DO = {
     "logs/dbt.log is fixed",
     "window": "nothing was written; fix the window",
     "input": "nothing was written; the landing holds a value refill cannot use: re-export the day",
+    # a seed file changed since the warehouse loaded it (refill's commands load it first)
+    "reference": "nothing was written; load the seeds (`dbt seed`) or rerun the refill command, "
+    "which loads them",
     "compile": "nothing was written; the dbt project does not compile: fix it (`dbt compile`)",
     # a partitioned model without its audits or ledger post-hooks (refused before any write;
     # `dbt compile` runs no hooks, so it would not show the refusal)

@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from enum import StrEnum
 
 from refill.errors import UsageError
+from refill.rules.reference import changed_seeds
 
 ORDERS = ("newest-first", "oldest-first")
 ON_MISSING = ("fail", "skip", "wait")
@@ -24,7 +25,7 @@ class DayState(StrEnum):
     PUBLISHED = "published"  # every model published with the current code and source
     MISSING = "missing"  # some model has never published the day
     FAILED = "failed"  # the latest attempt failed after the last publish
-    STALE = "stale"  # published, but the source was re-exported or the code changed
+    STALE = "stale"  # published, but the source was re-exported, its rates or code changed
     NOT_READY = "not ready"  # the landing is not complete: nothing can be built yet
 
 
@@ -87,6 +88,8 @@ class DayVerdict:
     """A day's state with what made it so (`day_verdict`).
 
     source_changed: a model published the day from another source export;
+    reference_changed: the seeds whose rows the day reads changed since a model published
+    it (refill.rules.reference);
     code_changed: (model, published code version, current code version) per model whose
     code changed since it published the day; missing_models: models that never published it.
     """
@@ -95,12 +98,15 @@ class DayVerdict:
     source_changed: bool = False
     code_changed: tuple[tuple[str, str, str], ...] = ()
     missing_models: tuple[str, ...] = ()
+    reference_changed: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str:
         """Why the day is in its state, in a few words (for STALE: what changed)."""
         if self.state == DayState.STALE:
             reasons = ["the source was re-exported after it was published"] * self.source_changed
+            if self.reference_changed:
+                reasons.append(f"{', '.join(self.reference_changed)} changed for this day")
             reasons += [
                 f"{model}'s code changed ({published} -> {current})"
                 for model, published, current in self.code_changed
@@ -121,37 +127,47 @@ _STATE_REASONS = {
 def day_verdict(
     *,
     is_ready: bool,
-    published: dict[str, tuple[str, str | None]],
+    published: dict[str, tuple[str, str | None, str | None]],
     models: Sequence[str],
     current_code_versions: dict[str, str],
     source_fingerprint: str | None,
     last_attempt_failed: bool,
+    reference_fingerprint: str | None = None,
 ) -> DayVerdict:
     """The state of one day across `models` and its reason, the first state that applies:
 
     NOT_READY  the landing is incomplete: nothing can be built (published rows stay);
-    STALE      a model published it from another source export or other code: rebuilding
-               changes published numbers, so it needs sign-off;
+    STALE      a model published it from another source export, other reference rows (the
+               seed rows the day reads) or other code: rebuilding changes published
+               numbers, so it needs sign-off;
     FAILED     the latest attempt failed after the last publish;
     MISSING    some model never published it;
     PUBLISHED  every model published it from this source with this code.
 
-    published: model -> (code_version, source_fingerprint) of its ledger row for the day.
+    published: model -> (code_version, source_fingerprint, reference_fingerprint) of its
+    ledger row for the day; reference_fingerprint: the day's now ("" when it reads none).
     """
     if not is_ready:
         return DayVerdict(DayState.NOT_READY)
     source_changed = False
     code_changed = []
+    reference_changed: set[str] = set()
     for model in models:
         if model not in published:
             continue
-        code_version, fingerprint = published[model]
+        code_version, fingerprint, reference = published[model]
         current = current_code_versions.get(model, code_version)
         if code_version != current:
             code_changed.append((model, code_version, current))
         source_changed = source_changed or fingerprint != source_fingerprint
-    if source_changed or code_changed:
-        return DayVerdict(DayState.STALE, source_changed, tuple(code_changed))
+        reference_changed.update(changed_seeds(reference, reference_fingerprint))
+    if source_changed or code_changed or reference_changed:
+        return DayVerdict(
+            DayState.STALE,
+            source_changed,
+            tuple(code_changed),
+            reference_changed=tuple(sorted(reference_changed)),
+        )
     if last_attempt_failed:
         return DayVerdict(DayState.FAILED)
     missing = tuple(model for model in models if model not in published)

@@ -27,6 +27,7 @@ from decimal import Decimal
 
 from refill.errors import RefillError
 from refill.rules import planning
+from refill.rules.reference import changed_seeds
 
 # `p` and 12 lowercase hex digits: it becomes part of relation names (schema `preview`),
 # so it is checked here and in macros/wap/refill_preview_id.sql, never pasted unchecked.
@@ -95,6 +96,8 @@ class PreviewRecord:
     fingerprints: dict[str, str]  # "model|day" -> the source fingerprint it was built from
     published: PublishedState  # "model|day" -> the published state at preview time
     select: str | None = None
+    # "model|day" -> the reference fingerprint (what the day read of the seeds) it was built from
+    references: dict[str, str] = field(default_factory=dict)
     datasets: list[str] = field(default_factory=list)  # the landing datasets it was built from
     # the chunks a publish of it has committed so far (a publish stopped between chunks
     # resumes with the others)
@@ -113,14 +116,17 @@ def what_changed(
     code_versions: Mapping[str, str],
     current_fingerprints: Mapping[date, set[str]],
     published: PublishedState,
+    current_references: Mapping[date, list[str]],
     chunk: tuple[date, date] | None = None,
 ) -> str | None:
     """None when the preview may be published as kept (with `chunk`: that chunk of it, now);
     else one line naming what changed (the day and model where it is about one). Checked in
     this order: the chunk (one of the preview's, not published yet), expiry, code, the
-    landing (a re-export), the published state (a run published one of its days), over
-    every day still to publish (all its chunks but those a publish of it committed): a
-    change to any of them stops the publish before its next chunk, not after it."""
+    landing (a re-export), the seed rows a day reads (current_references: the day's
+    reference fingerprints now, refill.rules.reference), the published state (a run
+    published one of its days), over every day still to publish (all its chunks but those
+    a publish of it committed): a change to any of them stops the publish before its next
+    chunk, not after it."""
     if chunk is not None:
         start, end = chunk
         if chunk not in record.chunks:
@@ -156,6 +162,17 @@ def what_changed(
             return (
                 f"day {day} was re-exported since preview {record.preview_id} "
                 f"(its landing fingerprint is not the one {model} was computed from)"
+            )
+    for key, kept in sorted(record.references.items()):
+        model, day = key.split("|")
+        if day not in wanted:
+            continue
+        now = current_references.get(date.fromisoformat(day), [])
+        if kept not in now:
+            seeds = ", ".join(changed_seeds(kept, now[0] if now else None)) or "its reference data"
+            return (
+                f"{seeds} changed for day {day} since preview {record.preview_id} "
+                f"(not the rows {model} was computed from)"
             )
     return published_state_changed(record, published, days)
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from refill.rules.catalog import Catalog, catalog_of
 
 
@@ -18,4 +20,14 @@ def read_catalog(manifest) -> Catalog:
             declared.setdefault(
                 node.name, (node.name, dict(meta), node.config.get("partition_column"))
             )
-    return catalog_of([declared[name] for name in sorted(declared)])
+    seeds = {
+        node.name: {"id": node.unique_id, "file": str(seed_file(node))}
+        for node in manifest.nodes.values()
+        if node.resource_type == "seed"
+    }
+    return catalog_of([declared[name] for name in sorted(declared)], seeds)
+
+
+def seed_file(node) -> Path:
+    """A seed's CSV file, where dbt reads it (refill_seed_file in macros/ops/)."""
+    return Path(node.root_path) / node.original_file_path

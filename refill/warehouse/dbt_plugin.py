@@ -21,7 +21,8 @@ from duckdb import DuckDBPyConnection
 
 from refill import settings
 from refill.code_version import content_sha256, git_commit
-from refill.rules import readiness
+from refill.errors import RefillError
+from refill.rules import readiness, reference
 from refill.warehouse import preview_store
 
 
@@ -68,6 +69,22 @@ def refill_file_sha256(path: str) -> str:
     return content_sha256(Path(path))
 
 
+def refill_window_reference(declared: str, loaded: str, start: date, end: date) -> str:
+    """Each day's reference fingerprint (refill.rules.reference) as JSON, for the dataset
+    `declared` describes (refill_dataset_reference: its reads as written, the seeds' ids
+    and files), from the seed files' bytes: refused, in one line, when a file is not the
+    one the warehouse loaded (`loaded`: seed id -> the sha256 ops.seed_loads recorded)."""
+    dataset = json.loads(declared)
+    try:
+        reads = reference.parse_reads(dataset["reads"], dataset["seeds"], dataset["model"])
+        fingerprints, _ = reference.window_fingerprints(reads, start, end, json.loads(loaded))
+    except (RefillError, OSError) as refused:
+        raise ValueError(f"refill reference: {dataset['dataset']}: {refused}") from None
+    return json.dumps(
+        [{"day": day.isoformat(), "reference_fingerprint": fp} for day, fp in fingerprints.items()]
+    )
+
+
 def refill_preview_refusal(facts: str, start: date, end: date) -> str:
     """'' when chunk start..end of a preview may be published now, else the one line why
     (refill_publish_preview asks it before it writes; `facts`: what it read of the preview,
@@ -81,6 +98,11 @@ _FUNCTIONS = {
     "refill_landed_days": (refill_landed_days, ["VARCHAR"], "VARCHAR"),
     "refill_git_commit": (refill_git_commit, [], "VARCHAR"),
     "refill_file_sha256": (refill_file_sha256, ["VARCHAR"], "VARCHAR"),
+    "refill_window_reference": (
+        refill_window_reference,
+        ["VARCHAR", "VARCHAR", "DATE", "DATE"],
+        "VARCHAR",
+    ),
     "refill_preview_refusal": (refill_preview_refusal, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
     "refill_plain_text_part_files": (
         refill_plain_text_part_files,

@@ -21,7 +21,7 @@ from refill.code_version import content_sha256
 from refill.errors import UsageError
 from refill.rules.catalog import Catalog
 from refill.rules.failures import classify_failure
-from refill.warehouse.catalog import read_catalog
+from refill.warehouse.catalog import read_catalog, seed_file
 from refill.warehouse.dbt_outcomes import BuildOutcome, one_line, outcome_of
 
 
@@ -287,7 +287,7 @@ class DbtProject:
         (refill.code_version.content_sha256), whatever its size. dbt's checksum of a seed
         over 1 MiB is its path, which no changed rate changes."""
         return {
-            unique_id: content_sha256(Path(node.root_path) / node.original_file_path)
+            unique_id: content_sha256(seed_file(node))
             for unique_id, node in self.manifest.nodes.items()
             if node.resource_type == "seed"
         }

@@ -222,9 +222,16 @@ ATTEMPT_COLUMNS = (
 
 def has_failed_step(connection) -> bool:
     """ops.partition_attempts records failed_step (warehouses from before it do not)."""
+    return has_column(connection, "partition_attempts", "failed_step")
+
+
+def has_column(connection, table: str, column: str) -> bool:
+    """Whether the ops table has the column (one added after warehouses were created with
+    the table; a build's on-run-start adds it)."""
     (count,) = connection.execute(
         "select count(*) from information_schema.columns where table_schema = 'ops' "
-        "and table_name = 'partition_attempts' and column_name = 'failed_step'"
+        "and table_name = ? and column_name = ?",
+        [table, column],
     ).fetchone()
     return count > 0
 
@@ -271,13 +278,18 @@ class LedgerRow:
     source_records: int | None
     is_backfill: bool
     published_at: datetime
+    # what the partition read of the seeds (refill.rules.reference); None on a row of a
+    # warehouse from before it was recorded
+    reference_fingerprint: str | None = None
 
 
 def read_ledger(connection, start: date, end: date) -> list[LedgerRow]:
+    has_reference = has_column(connection, "partition_ledger", "reference_fingerprint")
+    reference = "reference_fingerprint" if has_reference else "null"
     rows = connection.execute(
         "select model_name, partition_date, run_id, git_commit, code_version, "
-        "source_fingerprint, rows_written, source_records, is_backfill, published_at "
-        "from ops.partition_ledger where status = 'published' "
+        "source_fingerprint, rows_written, source_records, is_backfill, published_at, "
+        f"{reference} from ops.partition_ledger where status = 'published' "
         "and partition_date between ? and ? order by partition_date, model_name",
         [start, end],
     ).fetchall()

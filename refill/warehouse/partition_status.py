@@ -84,17 +84,25 @@ def collect(
     verdicts = readiness.datasets_window_readiness(
         landing_root, catalog.names, window.start, window.end
     )
+    references = catalog.reference_fingerprints(window.start, window.end)
     for verdict, each in verdicts:
-        # A model's rows came from one dataset: its fingerprint is current when it is that
-        # dataset's current one (one dataset: the day's, unchanged).
+        # A model's rows came from one dataset: its fingerprints are current when they are
+        # that dataset's current ones (one dataset: the day's, unchanged).
         current = {v.source_fingerprint for v in each if v.source_fingerprint}
+        rows = by_day.get(verdict.day, {})
         fingerprints = {
             m: verdict.source_fingerprint
             if r.source_fingerprint in current
             else r.source_fingerprint
-            for m, r in by_day.get(verdict.day, {}).items()
+            for m, r in rows.items()
         }
-        rows = by_day.get(verdict.day, {})
+        day_references = references[verdict.day]
+        read = {
+            m: day_references[0]
+            if r.reference_fingerprint in day_references
+            else r.reference_fingerprint
+            for m, r in rows.items()
+        }
         attempt = attempts.get(verdict.day)
         last_publish = max((row.published_at for row in rows.values()), default=None)
         last_attempt_failed = (
@@ -104,11 +112,12 @@ def collect(
         )
         why = planning.day_verdict(
             is_ready=verdict.is_ready,
-            published={m: (r.code_version, fingerprints[m]) for m, r in rows.items()},
+            published={m: (r.code_version, fingerprints[m], read[m]) for m, r in rows.items()},
             models=models,
             current_code_versions=current_code_versions,
             source_fingerprint=verdict.source_fingerprint,
             last_attempt_failed=last_attempt_failed,
+            reference_fingerprint=day_references[0],
         )
         statuses.append(
             DayStatus(

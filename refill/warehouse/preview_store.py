@@ -17,7 +17,8 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from refill import settings
-from refill.rules import readiness
+from refill.errors import RefillError
+from refill.rules import readiness, reference
 from refill.rules.catalog import Catalog
 from refill.rules.preview import (
     PREVIEW_ID,
@@ -86,13 +87,15 @@ def _kept_ledger(relation: str) -> str:
     return relation[:-1] + '__ledger"'
 
 
-def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int]]:
-    """(model, day, code_version, source_fingerprint, rows_written) the preview computed."""
+def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
+    """(model, day, code_version, source_fingerprint, rows_written, reference_fingerprint)
+    the preview computed."""
     rows = []
     for model, relation in kept_relations(connection, preview_id).items():
         rows += connection.execute(
-            "select model_name, partition_date, code_version, source_fingerprint, rows_written "
-            f"from {_kept_ledger(relation)} where model_name = ? order by partition_date",
+            "select model_name, partition_date, code_version, source_fingerprint, rows_written, "
+            f"reference_fingerprint from {_kept_ledger(relation)} where model_name = ? "
+            "order by partition_date",
             [model],
         ).fetchall()
     return rows
@@ -120,6 +123,7 @@ def save_record(connection, record: PreviewRecord, report: dict) -> None:
         "code_versions": record.code_versions,
         "fingerprints": record.fingerprints,
         "published": record.published,
+        "references": record.references,
         "datasets": record.datasets,
     }
     connection.execute(
@@ -173,6 +177,7 @@ def record_of(row: dict, published_chunks: list[dict]) -> PreviewRecord:
         code_versions=body["code_versions"],
         fingerprints=body["fingerprints"],
         published=body["published"],
+        references=body.get("references", {}),  # none in a record from before they were kept
         datasets=body.get("datasets", []),
         published_chunks=[
             (date.fromisoformat(c["chunk_start"]), date.fromisoformat(c["chunk_end"]))
@@ -193,11 +198,28 @@ def current_fingerprints(datasets, chunks: list[tuple[date, date]]) -> dict[date
     return found
 
 
+def current_references(
+    declared: dict, datasets: list[str], chunks: list[tuple[date, date]]
+) -> dict[date, list[str]]:
+    """Each day's reference fingerprint now, one per dataset of `datasets` the project
+    declares (`declared`: dataset -> refill_dataset_reference, as the publish operation read
+    the project), for the days of `chunks`, from the seed files (refill.rules.reference)."""
+    reads = [
+        reference.parse_reads(entry["reads"], entry["seeds"], entry["model"])
+        for entry in (declared[name] for name in datasets if name in declared)
+    ]
+    found: dict[date, list[str]] = {}
+    for start, end in chunks:
+        found.update(reference.datasets_fingerprints(reads, start, end))
+    return found
+
+
 def refusal_now(facts: str, start: date, end: date) -> str:
     """ "" when chunk start..end of a preview may be published now, else the one line why:
     refill.rules.preview.what_changed on the facts the publish operation read inside its own
     invocation (JSON: the preview id, its record's rows, the ledger's published rows of the
-    chunk, the project's code versions) and on the landing as it is now."""
+    chunk, the project's code versions and what its datasets declare they read of the seeds)
+    and on the landing and the seed files as they are now."""
     state = json.loads(facts)
     preview_id = state["preview_id"]
     if not state.get("record"):
@@ -211,6 +233,12 @@ def refusal_now(facts: str, start: date, end: date) -> str:
         for row in state.get("published") or []
         if row["model_name"] in record.models
     }
+    try:
+        references = current_references(
+            state.get("references") or {}, record.datasets, record.remaining_chunks
+        )
+    except (RefillError, OSError) as unreadable:
+        return f"the reference data of preview {preview_id}'s days cannot be read: {unreadable}"
     reason = what_changed(
         record,
         now=ops.utc_now(),
@@ -219,6 +247,7 @@ def refusal_now(facts: str, start: date, end: date) -> str:
         if record.datasets
         else {},
         published=published,
+        current_references=references,
         chunk=(start, end),
     )
     return reason or ""

@@ -12,9 +12,15 @@ writes, is never listed; nor is an empty folder), so a translation could not agr
 Input, one request per line, tab-separated (the transformation's own row format):
     window <TAB> dataset <TAB> start <TAB> end <TAB> landing root
     days <TAB> dataset <TAB> <TAB> <TAB> landing root
+    reference <TAB> declaration <TAB> start <TAB> end <TAB>
 Output, tab-separated: for `window`, every day of it and its verdict as one line of JSON
 (DayReadiness.to_json, plus `part_sha256`: each part file's sha256, which the line reader
-checks the bytes it reads against); for `days`, every landed day (readiness.landed_days).
+checks the bytes it reads against); for `days`, every landed day (readiness.landed_days);
+for `reference`, every day of the window and its reference fingerprint
+(refill.rules.reference, for the dataset the declaration describes: the JSON of
+refill_dataset_reference) with the sha256 of the seed files it was computed from, which the
+staging model checks against the loads ops.seed_loads records, or the one line why the
+declaration or a seed file cannot be read (`error`).
 
 It needs only the standard library and refill.rules: the Python that runs the engine's
 tasks ($PYSPARK_PYTHON, else python3) must import refill, and read the landing.
@@ -28,7 +34,8 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
 
-from refill.rules import readiness
+from refill.errors import RefillError
+from refill.rules import readiness, reference
 
 # What the SQL side runs (constant: the values travel as the transformation's input rows).
 COMMAND = '"${PYSPARK_PYTHON:-python3}" -m refill.warehouse.spark_readiness'
@@ -42,6 +49,9 @@ def answers(request: list[str]) -> Iterator[tuple[str, str]]:
         for day in readiness.landed_days(landing, dataset):
             yield day.isoformat(), ""
         return
+    if kind == "reference":
+        yield from _reference_answers(dataset, date.fromisoformat(start), date.fromisoformat(end))
+        return
     if kind != "window":
         raise ValueError(f"unknown request {kind!r}")
     for verdict in readiness.window_readiness(
@@ -53,6 +63,20 @@ def answers(request: list[str]) -> Iterator[tuple[str, str]]:
             for part in verdict.part_files
         ]
         yield verdict.day.isoformat(), json.dumps(payload, ensure_ascii=True)
+
+
+def _reference_answers(declared: str, start: date, end: date) -> Iterator[tuple[str, str]]:
+    dataset = json.loads(declared)
+    try:
+        reads = reference.parse_reads(dataset["reads"], dataset["seeds"], dataset["model"])
+        fingerprints, contents = reference.window_fingerprints(reads, start, end)
+    except (RefillError, OSError) as refused:
+        yield start.isoformat(), json.dumps({"error": str(refused)}, ensure_ascii=True)
+        return
+    seed_contents = ",".join(sorted(f"{seed_id}={sha}" for seed_id, sha in contents.items()))
+    for day, fingerprint in fingerprints.items():
+        payload = {"reference_fingerprint": fingerprint, "seed_contents": seed_contents}
+        yield day.isoformat(), json.dumps(payload, ensure_ascii=True)
 
 
 def main(lines: Iterable[str]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -92,23 +92,67 @@ def test_editing_the_line_split_rule_marks_every_mart_stale(project_copy):
         assert after[mart] != before[mart], mart
 
 
-def test_a_changed_rate_in_a_seed_over_1_mib_changes_the_versions_and_the_load_key(project_copy):
+def test_a_changed_rate_changes_the_load_key_and_the_days_that_read_it_not_the_versions(
+    project_copy,
+):
     # GIVEN the fx seed grown past dbt's 1 MiB threshold (dbt then keys it by its path), and
-    # the code versions and seed load key a command computes for it
+    # the code versions, seed load key and days' reference fingerprints a command computes
     seed = project_copy / FX_SEED
     grow_seed_past(seed)
     project = DbtProject(project_dir=project_copy)
     versions, load_key = project.code_versions(), project.seed_load_key()
+    before = project.catalog.reference_fingerprints(date(2025, 2, 1), date(2025, 4, 30))
 
     # WHEN one rate of one day changes
     set_fx_rate(seed, date(2025, 3, 3), "EUR", Decimal("1.5"))
 
-    # THEN the next command sees a new load key and new versions of every mart below the seed
+    # THEN the next command loads the seed again (a new load key), and its rows are an input
+    # of the days that read them, not code: the versions stay; the fingerprints of March's
+    # days change (fct_payments reads March 3's rate, fct_daily_revenue_v1 March's average)
     again = DbtProject(project_dir=project_copy)
     assert again.seed_load_key() != load_key
-    changed = again.code_versions()
-    for mart in MARTS:
-        assert changed[mart] != versions[mart], mart
+    assert again.code_versions() == versions
+    after = again.catalog.reference_fingerprints(date(2025, 2, 1), date(2025, 4, 30))
+    changed = sorted(day for day in before if before[day] != after[day])
+    assert changed == [date(2025, 3, 1) + timedelta(days=n) for n in range(31)]
     # AND so does the process that had parsed the project before the change (a worker's)
     assert project.seed_load_key() == again.seed_load_key()
-    assert project.code_versions() == changed
+    assert project.catalog.reference_fingerprints(date(2025, 2, 1), date(2025, 4, 30)) == after
+
+
+def test_a_seeds_column_types_stay_code(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN the fx seed's column types change (how its rows are typed, not which rows)
+    after = versions_after(
+        project_copy,
+        "dbt_project.yml",
+        lambda text: text.replace("usd_per_unit: decimal(18, 6)", "usd_per_unit: decimal(18, 8)"),
+    )
+
+    # THEN every mart that reads it has a new version
+    for mart in MARTS:
+        assert after[mart] != before[mart], mart
+
+
+def test_a_seed_its_datasets_do_not_declare_stays_code(project_copy):
+    # GIVEN a project whose payments do not declare what they read of the markets seed
+    models = project_copy / "models/marts/payments/_payments__models.yml"
+    models.write_text(models.read_text().replace("- {seed: markets, distinct: [market]}", ""))
+    before = versions_after(project_copy)
+
+    # WHEN a market is added to the seed
+    after = versions_after(
+        project_copy, "seeds/markets.csv", lambda text: text + "CH,Switzerland,CHF\n"
+    )
+
+    # THEN its content is code again: every mart that reads it has a new version, and the
+    # days' reference fingerprints do not name it
+    for mart in MARTS:
+        assert after[mart] != before[mart], mart
+    day = date(2025, 3, 3)
+    (fingerprint,) = DbtProject(project_dir=project_copy).catalog.reference_fingerprints(day, day)[
+        day
+    ]
+    assert fingerprint.startswith("fx_rates_daily:") and "markets" not in fingerprint

@@ -17,8 +17,8 @@ import pytest
 from bench.floor import rule_sql
 from refill.cli import main
 from refill.rules import readiness
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, not_utf8_line, payment_line, write_landed_day
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import expected_day, query
 
 DAY = date(2025, 4, 3)

@@ -5,13 +5,16 @@ published one of its days."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 import yaml
@@ -24,10 +27,12 @@ from refill.errors import RefillError
 from refill.sample_data import DaySpec, write_day, write_days
 from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import (
+    FX_SEED,
     armed_dbt_project,
     consumer_results,
     hold_lock_in_another_process,
     query,
+    set_fx_rate,
     snapshot,
 )
 from tests.runs import run_backfill, run_daily
@@ -329,36 +334,80 @@ def test_a_day_reexported_while_from_preview_waits_for_the_lock_is_refused(works
 
 
 def publish_operation(preview_id: str, start: date, end: date):
-    """`dbt run-operation refill_publish_preview`, as a user could type it."""
-    return shared_project().invoke(
-        [
-            "run-operation",
-            "refill_publish_preview",
-            "--args",
-            json.dumps({"preview_id": preview_id}),
-            "--vars",
-            json.dumps({"start_date": start.isoformat(), "end_date": end.isoformat()}),
-        ]
+    """`dbt run-operation refill_publish_preview`, as a user could type it (its outcome
+    carries the macro's own error)."""
+    return shared_project().run_operation(
+        "refill_publish_preview",
+        {"preview_id": preview_id},
+        {"start_date": start.isoformat(), "end_date": end.isoformat()},
     )
 
 
-@pytest.mark.parametrize("change", ["a window wider than its chunk", "a day re-exported"])
-def test_plain_dbt_publish_preview_refuses_what_refill_refuses(workspace, change):
-    # GIVEN a preview of days 4-6 (one chunk), and perhaps day 6 re-exported since
+@contextlib.contextmanager
+def rate_corrected(tmp_path, monkeypatch, day: date):
+    """The project as it is after the EUR rate of `day` was corrected in its fx seed (a copy
+    of it: refill and dbt run on the copy meanwhile)."""
+    copy = tmp_path / "project"
+    overlay.build_copy(settings.project_dir(), copy)
+    set_fx_rate(copy / FX_SEED, day, "EUR", Decimal("1.234567"))
+    with monkeypatch.context() as patch:
+        patch.setenv(settings.PROJECT_DIR_ENV, str(copy))
+        shared_project.cache_clear()
+        try:
+            yield
+        finally:
+            shared_project.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "change, refusal",
+    [
+        ("a window wider than its chunk", "is not a chunk of preview"),
+        ("a day re-exported", f"day {d(6)} was re-exported since preview"),
+        ("a rate corrected", "fx_rates_daily changed for day 2026-03-0[4-6] since preview"),
+    ],
+)
+def test_plain_dbt_publish_preview_refuses_what_refill_refuses(
+    workspace, tmp_path, monkeypatch, change, refusal
+):
+    # GIVEN a preview of days 4-6 (one chunk), and perhaps day 6 re-exported since, or the
+    # EUR rate of day 6 corrected in the seed file since
     published_and_reexported(workspace)
     outcome = run_backfill(start=d(4), end=d(DAYS), restate=True, preview=True).preview
     window = (d(1), d(DAYS))
+    corrected = contextlib.nullcontext()
     if change == "a day re-exported":
         write_day(workspace.landing, d(6), DaySpec(payments=150), seed=31)
+        window = (d(4), d(DAYS))
+    if change == "a rate corrected":
+        corrected = rate_corrected(tmp_path, monkeypatch, d(6))
         window = (d(4), d(DAYS))
     before = consumer_results(workspace.warehouse)
 
     # WHEN a plain dbt run-operation publishes it (over days 1-6, or exactly its chunk)
-    result = publish_operation(outcome.preview_id, *window)
+    with corrected:
+        result = publish_operation(outcome.preview_id, *window)
 
-    # THEN the macro refuses it as refill does: days 1-3 still in every model, the ledger
-    # and data-as-of; nothing changed
+    # THEN the macro refuses it as refill does, saying why: days 1-3 still in every model,
+    # the ledger and data-as-of; nothing changed
     assert not result.success
+    assert re.search(refusal, result.message), result.message
+    assert consumer_results(workspace.warehouse) == before
+
+
+def test_from_preview_is_refused_after_a_rate_its_days_read_was_corrected(
+    workspace, tmp_path, monkeypatch
+):
+    # GIVEN a preview of days 1-6, then the EUR rate of day 2 corrected in the seed file
+    published_and_reexported(workspace)
+    outcome = preview()
+    before = consumer_results(workspace.warehouse)
+
+    # WHEN --from-preview publishes it, THEN it is refused naming the seed and a day that
+    # reads the rate (fct_payments reads day 2's, fct_daily_revenue_v1 March's average)
+    with rate_corrected(tmp_path, monkeypatch, d(2)):
+        with pytest.raises(RefillError, match="fx_rates_daily changed for day 2026-03-0"):
+            publish(outcome.preview_id)
     assert consumer_results(workspace.warehouse) == before
 
 

@@ -19,7 +19,8 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.rules.window import window_vars
+from refill.warehouse.dbt_runner import outcome_of
 from tests.helpers import expected_day, query
 from tests.properties.conftest import copy_warehouse
 from tests.properties.landings import Window, land_window, windows

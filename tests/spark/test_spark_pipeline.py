@@ -134,6 +134,13 @@ def test_a_plain_dbt_build_on_the_cluster_publishes_what_duckdb_publishes_and_re
         "select distinct model_name, code_version from ops.partition_ledger"
     )
     assert ledger and all(code == current[model] for model, code in ledger), (ledger, current)
+    # and each day's reference fingerprint (the seed rows it read) is the one refill computes
+    read = cluster_workspace.rows(
+        "select distinct cast(partition_date as string), reference_fingerprint"
+        " from ops.partition_ledger"
+    )
+    now = cluster_dbt.catalog.reference_fingerprints(day(1), day(2))
+    assert sorted(read) == [(str(d), prints[0]) for d, prints in sorted(now.items())]
 
     # THEN both engines publish the same per-day counts, amounts and quarantine, which
     # are the landing's own

@@ -33,6 +33,11 @@ def test_a_plain_dbt_build_on_the_session_target_publishes_the_landing(
     assert [tuple(row) for row in spark.sql(facts).collect()] == [(truth.published, truth.amount)]
     quarantined = spark.sql("select count(*) from main.payments_quarantine").collect()[0][0]
     assert quarantined == truth.quarantined
+    # and its ledger names the seed rows the day read, as refill computes them now (the
+    # engine computed them, as it runs the readiness rule)
+    ledger = "select distinct reference_fingerprint from ops.partition_ledger"
+    now = spark_dbt.catalog.reference_fingerprints(day(1), day(1))[day(1)]
+    assert [row[0] for row in spark.sql(ledger).collect()] == now
 
     # WHEN day 2 is built
     outcome = build(spark_dbt, 2, 2)

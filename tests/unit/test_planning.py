@@ -99,11 +99,12 @@ def test_chunks_are_cut_by_landed_lines_within_the_day_limit():
 
 FACTS = {
     "is_ready": True,
-    "published": {"a": ("v1", "fp1"), "b": ("v1", "fp1")},
+    "published": {"a": ("v1", "fp1", "fx:r1,mk:m1"), "b": ("v1", "fp1", "fx:r1,mk:m1")},
     "models": ["a", "b"],
     "current_code_versions": {"a": "v1", "b": "v1"},
     "source_fingerprint": "fp1",
     "last_attempt_failed": False,
+    "reference_fingerprint": "fx:r1,mk:m1",
 }
 
 
@@ -117,9 +118,10 @@ def verdict(**overrides) -> planning.DayVerdict:
 
 def test_day_states():
     assert state() == DayState.PUBLISHED
-    assert state(published={"a": ("v1", "fp1")}) == DayState.MISSING
+    assert state(published={"a": ("v1", "fp1", "fx:r1,mk:m1")}) == DayState.MISSING
     assert state(source_fingerprint="fp2") == DayState.STALE
     assert state(current_code_versions={"a": "v2", "b": "v1"}) == DayState.STALE
+    assert state(reference_fingerprint="fx:r2,mk:m1") == DayState.STALE
     assert state(last_attempt_failed=True) == DayState.FAILED
     assert state(published={}, last_attempt_failed=True) == DayState.FAILED
     assert state(is_ready=False) == DayState.NOT_READY
@@ -143,18 +145,36 @@ def test_a_stale_day_says_what_changed():
     )
 
 
+def test_a_day_whose_seed_rows_changed_is_stale_naming_the_seed():
+    # GIVEN a day whose fx rows changed since it was published (its code and landing did not)
+    stale = verdict(reference_fingerprint="fx:r2,mk:m1")
+
+    # THEN it is stale because of that seed, and says so
+    assert stale.state == DayState.STALE and stale.reference_changed == ("fx",)
+    assert not stale.source_changed and not stale.code_changed
+    assert stale.reason == "fx changed for this day"
+    # AND a seed read for the first time, or both, are named too
+    assert verdict(reference_fingerprint="fx:r2,mk:m2,new:n1").reason == (
+        "fx, mk, new changed for this day"
+    )
+    # AND a dataset that reads no seed ("") is current with rows that recorded none
+    unrecorded = {"a": ("v1", "fp1", None), "b": ("v1", "fp1", "")}
+    assert state(published=unrecorded, reference_fingerprint="") == DayState.PUBLISHED
+
+
 def test_every_state_has_a_reason_and_the_state_alone_is_the_same():
     cases = [
         {},
-        {"published": {"a": ("v1", "fp1")}},
+        {"published": {"a": ("v1", "fp1", "fx:r1,mk:m1")}},
         {"source_fingerprint": "fp2"},
+        {"reference_fingerprint": "fx:r9,mk:m1"},
         {"last_attempt_failed": True},
         {"is_ready": False},
     ]
     for overrides in cases:
         assert verdict(**overrides).state == state(**overrides)
         assert verdict(**overrides).reason
-    assert verdict(published={"a": ("v1", "fp1")}).reason == "never published by b"
+    assert verdict(published={"a": ("v1", "fp1", "fx:r1,mk:m1")}).reason == "never published by b"
 
 
 def test_only_unfinished_days_are_built_unless_restating():

@@ -30,6 +30,12 @@ def record(**changes) -> rules.PreviewRecord:
             rules.state_key("fct_payments", DAY + timedelta(days=1)): "fp-2",
         },
         "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+        "references": {
+            rules.state_key("fct_payments", DAY): "fx_rates_daily:aa,markets:bb",
+            rules.state_key(
+                "fct_payments", DAY + timedelta(days=1)
+            ): "fx_rates_daily:cc,markets:bb",
+        },
         "datasets": ["payments"],
     }
     return rules.PreviewRecord(**{**fields, **changes})
@@ -41,6 +47,10 @@ def unchanged() -> dict:
         "code_versions": {"fct_payments": "code-a"},
         "current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-2"}},
         "published": {rules.state_key("fct_payments", DAY): ["run-old", "code-old"]},
+        "current_references": {
+            DAY: ["fx_rates_daily:aa,markets:bb"],
+            DAY + timedelta(days=1): ["fx_rates_daily:cc,markets:bb"],
+        },
     }
 
 
@@ -56,6 +66,15 @@ def test_nothing_changed_may_be_published():
         (
             {"current_fingerprints": {DAY: {"fp-1"}, DAY + timedelta(days=1): {"fp-9"}}},
             "day 2025-03-02 was re-exported",
+        ),
+        (
+            {
+                "current_references": {
+                    DAY: ["fx_rates_daily:aa,markets:bb"],
+                    DAY + timedelta(days=1): ["fx_rates_daily:dd,markets:bb"],
+                }
+            },
+            "fx_rates_daily changed for day 2025-03-02 since preview p0123456789ab",
         ),
         (
             {"published": {rules.state_key("fct_payments", DAY): ["run-daily", "code-a"]}},
@@ -135,6 +154,21 @@ def test_a_change_to_any_day_still_to_publish_refuses_every_chunk_but_not_a_publ
     # once the second chunk is published from the preview, its day is not checked again
     resumed = record(chunks=[first, second], published_chunks=[second])
     assert rules.what_changed(resumed, **reexported, chunk=first) is None
+
+
+def test_a_corrected_rate_on_any_day_still_to_publish_refuses_every_chunk_but_not_a_published_one():
+    first, second = (DAY, DAY), (DAY + timedelta(days=1), DAY + timedelta(days=1))
+    corrected = {
+        **unchanged(),
+        "current_references": {
+            DAY: ["fx_rates_daily:aa,markets:bb"],
+            second[0]: ["fx_rates_daily:dd,markets:bb"],
+        },
+    }
+    refused = rules.what_changed(record(chunks=[first, second]), **corrected, chunk=first)
+    assert refused is not None and "fx_rates_daily changed for day 2025-03-02" in refused
+    resumed = record(chunks=[first, second], published_chunks=[second])
+    assert rules.what_changed(resumed, **corrected, chunk=first) is None
 
 
 def test_a_publish_refuses_a_selection_that_is_not_the_previews_models():

@@ -1,0 +1,72 @@
+{% macro refill_landed_reference(dataset, window) %}
+    {#--
+        A query giving, for every day of the window, the day's reference fingerprint (what
+        the day reads of the seeds, as the dataset declares it: refill/rules/reference.py,
+        the one home of its meaning). Computed from the seed files' bytes, checked in the
+        same statement against the loads ops.seed_loads records: a file that is not the one
+        the warehouse loaded stops the build (`refill reference: ...`), or the ledger would
+        name rates the rows do not hold. The model calling it must depend on every seed
+        declared, so a `dbt build` loads them before it.
+    --#}
+    {%- set declared = refill_dataset_reference(dataset) -%}
+    {%- if execute -%}
+        {%- for read in declared.reads -%}
+            {%- set seed = declared.seeds.get(read.seed) if read is mapping else none -%}
+            {%- if seed and seed.id not in model.depends_on.nodes -%}
+                {{ exceptions.raise_compiler_error(
+                    "refill project: " ~ model.name ~ " records what " ~ dataset ~ " reads of seed "
+                    ~ read.seed ~ " but does not depend on it; add `-- depends_on: {{ ref('"
+                    ~ read.seed ~ "') }}` so a build loads the seed before it") }}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(adapter.dispatch('refill_landed_reference', 'refill')(dataset, window, declared)) }}
+{% endmacro %}
+
+{% macro default__refill_landed_reference(dataset, window, declared) %}
+    {{ exceptions.raise_compiler_error(
+        "refill: reading the seeds' reference fingerprints is not implemented for adapter " ~ adapter.type()
+        ~ "; add a " ~ adapter.type() ~ "__refill_landed_reference macro") }}
+{% endmacro %}
+
+{% macro duckdb__refill_landed_reference(dataset, window, declared) %}
+    {#-- The plugin's refill_window_reference reads each seed file once, checks its sha256
+         against the load recorded in ops.seed_loads (read by this statement; it raises
+         otherwise) and gives the fingerprints of the same bytes. --#}
+    select
+        unnest(
+            from_json(
+                refill_window_reference(
+                    {{ refill_string_literal(tojson(declared)) }},
+                    (
+                        select coalesce(json_group_object(seed_id, content_sha256), '{}')::varchar
+                        from ops.seed_loads
+                    ),
+                    date {{ refill_string_literal(window.start_date) }},
+                    date {{ refill_string_literal(window.end_date) }}
+                ),
+                '[{"day": "DATE", "reference_fingerprint": "VARCHAR"}]'
+            ),
+            recursive := true
+        )
+{% endmacro %}
+
+{% macro refill_dataset_reference(dataset) %}
+    {#-- What `dataset` declares its days read of the seeds (its facts model's
+         meta.refill.reference, as written), the model that declares it, and every seed's
+         id and file: data for refill/rules/reference.py, which gives it its meaning. --#}
+    {%- set found = {'dataset': dataset, 'model': none, 'reads': [], 'seeds': {}} -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
+        {%- set meta = {} -%}
+        {%- do meta.update(node.meta or {}) -%}
+        {%- do meta.update(node.config.meta or {}) -%}
+        {%- set declared = meta.get('refill') or {} -%}
+        {%- if declared.get('role') == 'facts' and declared.get('dataset') == dataset -%}
+            {%- do found.update({'model': node.name, 'reads': declared.get('reference') or []}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'seed' -%}
+        {%- do found.seeds.update({node.name: {'id': node.unique_id, 'file': refill_seed_file(node)}}) -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}
