@@ -39,8 +39,8 @@
         coalesce(written.rows_written, 0) as rows_written,
         manifests.manifest_records as source_records,
         {{ 'true' if var('refill_is_backfill') in (true, 'true') else 'false' }} as is_backfill,
-        date '{{ window.start_date }}' as window_start,
-        date '{{ window.end_date }}' as window_end,
+        {{ refill_date_literal(window.start_date) }} as window_start,
+        {{ refill_date_literal(window.end_date) }} as window_end,
         {#-- dbt's run start, not the database clock: when it was published, not which day. --#}
         {{ refill_run_started_at() }} as published_at,
         manifests.reference_fingerprint

@@ -34,10 +34,10 @@
         window_start date, window_end date, statement varchar
     );
     delete from {{ statements_kept }}
-    where window_start = date '{{ window.start_date }}' and window_end = date '{{ window.end_date }}';
+    where window_start = {{ refill_date_literal(window.start_date) }} and window_end = {{ refill_date_literal(window.end_date) }};
     {%- for statement in refill_staged_statements(target) %}
     insert into {{ statements_kept }} values (
-        date '{{ window.start_date }}', date '{{ window.end_date }}', {{ refill_string_literal(statement) }}
+        {{ refill_date_literal(window.start_date) }}, {{ refill_date_literal(window.end_date) }}, {{ refill_string_literal(statement) }}
     );
     {%- endfor %}
     {%- endfor %}

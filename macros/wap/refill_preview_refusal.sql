@@ -62,8 +62,8 @@
                 'code_versions', json({{ refill_string_literal(tojson(code_versions)) }}),
                 'references', json({{ refill_string_literal(tojson(references)) }})
             )::varchar,
-            date '{{ window.start_date }}',
-            date '{{ window.end_date }}'
+            {{ refill_date_literal(window.start_date) }},
+            {{ refill_date_literal(window.end_date) }}
         )
     {%- endset -%}
     {{ return(run_query(facts).columns[0].values()[0]) }}

@@ -48,7 +48,7 @@
                 where {{ refill_window_predicate('partition_date') }};
                 create or replace table {{ refill_shadow_relation(target, '__on_publish') }} as
                 select distinct statement from {{ kept_statements }}
-                where window_start = date '{{ window.start_date }}' and window_end = date '{{ window.end_date }}';
+                where window_start = {{ refill_date_literal(window.start_date) }} and window_end = {{ refill_date_literal(window.end_date) }};
             {%- endcall -%}
             {%- do chunk.append(node) -%}
         {%- endif -%}
@@ -58,7 +58,7 @@
     {%- endif -%}
     {%- set marked -%}
         insert into ops.refill_preview_chunks values (
-            {{ refill_string_literal(preview_id) }}, date '{{ window.start_date }}', date '{{ window.end_date }}',
+            {{ refill_string_literal(preview_id) }}, {{ refill_date_literal(window.start_date) }}, {{ refill_date_literal(window.end_date) }},
             {{ refill_string_literal(refill_run_id()) }}, {{ refill_run_started_at() }}
         )
     {%- endset -%}
