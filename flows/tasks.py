@@ -14,11 +14,11 @@ from datetime import date
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.runtime import task_run
+from prefect.runtime import deployment, task_run
 from prefect.states import Failed
 
 from flows import artifacts, prefect_server
-from refill import interrupts, settings
+from refill import interrupts, options, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules.failures import WHAT_TO_DO
 from refill.rules.planning import Chunk
@@ -432,8 +432,12 @@ def refusals_fail_the_run(flow_body):
             failed = as_refill_error(error, flow_body.__name__)
             if failed is not error:
                 get_run_logger().error("unexpected error", exc_info=error)
-            get_run_logger().error("%s", failed)
-            return Failed(message=str(failed), data=failed)
+            message = str(failed)
+            if deployment.id is not None:
+                # started by a deployment: its parameters' names, not the command line's flags
+                message = options.in_deployment_terms(message)
+            get_run_logger().error("%s", message)
+            return Failed(message=message, data=failed)
 
     return wrapper
 

@@ -185,6 +185,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     window = status.default_window(datetime.now(UTC).date(), args.start, args.end)
     print(f"refill status: {window}")
+    print(f"using the {settings.where_line()}")
     statuses = status.collect_for(shared_project(), window)
     print("\n".join(status.data_as_of_lines()))
     print(status.status_table(statuses))
@@ -262,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="refill",
         description="Safe backfills and reruns of partitioned data.",
         epilog="exit status: 0 ok, 1 a failure or refusal (gaps: gaps found), 2 a usage "
-        "error, 130 interrupted",
+        f"error, 130 interrupted. Uses the {settings.where_line()}",
         formatter_class=DefaultsShown,
     )
     parser.add_argument("--version", action="version", version=version_line())

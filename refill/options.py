@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -138,6 +139,30 @@ OPTIONS = (
     Option("--expect-change", ("expect_change",), expected_range),
     Option("--report-dir", ("report_dir",), report_dir),
 )
+
+
+# The command line's flags as a deployment's parameters (prefect.yaml) name them: the one
+# vocabulary of both. Messages are written with the flags; a run started by a deployment
+# says them in its parameters' names (in_deployment_terms, at the flows' one exit).
+PARAMETERS = {
+    "--yes": "confirm: true",
+    "--from-preview": "confirm: <preview id>",
+    "--start": "start",
+    "--end": "end",
+    "--dry-run": "dry_run: true",
+    "--preview": "preview: true",
+    "--restate": "restate: true",
+    "--wait": "wait_for_ready_seconds (daily) / wait_for_late_seconds (backfill)",
+    **{option.flag: option.names[-1] for option in OPTIONS if option.flag != "--wait"},
+}
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def in_deployment_terms(message: str) -> str:
+    """`message` with every command-line flag it names said as the deployment parameter that
+    carries the same value (`--yes` -> `confirm: true`, `--start` -> `start`); a flag with no
+    parameter keeps its name."""
+    return _FLAG.sub(lambda flag: PARAMETERS.get(flag.group(0), flag.group(0)), message)
 
 
 def check(values: Mapping[str, object]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 from pathlib import Path
@@ -14,11 +15,27 @@ PACKAGE_PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT_DIR_ENV = "REFILL_PROJECT_DIR"
 DEFAULT_LANDING = "data/landing"
 DEFAULT_WAREHOUSE = "warehouse/refill.duckdb"
-# The engine follows dbt's target (profiles.yml reads the same variable): `duckdb` unless
-# DBT_TARGET names another. On Spark the warehouse is a folder (tables, locks, Spark's own).
+# The engine follows dbt's target (profiles.yml reads the same variable, `--target` in
+# plain dbt): `dev` unless DBT_TARGET names another. Each target of profiles.yml, its engine
+# and its default warehouse (REFILL_WAREHOUSE overrides it); `duckdb` is `dev`'s former name.
+# On Spark the warehouse is a folder (tables, locks, Spark's own).
 TARGET_ENV = "DBT_TARGET"
-DEFAULT_TARGET = "duckdb"
+DEFAULT_TARGET = "dev"
 ENGINES = ("duckdb", "spark", "spark-cluster")
+TARGETS = {
+    "dev": ("duckdb", DEFAULT_WAREHOUSE),
+    "duckdb": ("duckdb", DEFAULT_WAREHOUSE),
+    "ci": ("duckdb", "warehouse/ci.duckdb"),
+    "prod": ("duckdb", "warehouse/prod.duckdb"),
+    "spark": ("spark", None),
+    "spark-cluster": ("spark-cluster", None),
+}
+# An engine's dbt adapter (its distribution) and the extra that installs it (pyproject.toml).
+ADAPTERS = {
+    "duckdb": ("dbt-duckdb", None),
+    "spark": ("dbt-spark", "spark"),
+    "spark-cluster": ("dbt-spark", "spark-cluster"),
+}
 DEFAULT_SPARK_WAREHOUSE = "warehouse/spark"
 # On a cluster the tables live in its metastore; this folder holds refill's locks only.
 DEFAULT_SPARK_CLUSTER_FOLDER = "warehouse/spark-cluster"
@@ -114,19 +131,53 @@ BOARD_PORT = 8765  # `refill board --serve`, on 127.0.0.1
 
 
 def project_dir() -> Path:
-    """The dbt project folder ($REFILL_PROJECT_DIR, else the checkout this package lives in).
+    """The dbt project folder, found as dbt finds its own: $REFILL_PROJECT_DIR when set (as
+    dbt's DBT_PROJECT_DIR or --project-dir), else the working directory or its nearest parent
+    holding refill's dbt_project.yml (so a command run in another checkout uses that
+    checkout), else the checkout this package lives in.
 
     A Prefect worker, a non-editable install or the harness's patched copy of the project
     name it in the environment; a checkout needs nothing set."""
+    return _found_project()[0]
+
+
+def _found_project() -> tuple[Path, str]:
     raw = os.environ.get(PROJECT_DIR_ENV)
-    folder = Path(raw).expanduser().resolve() if raw else PACKAGE_PROJECT_DIR
+    if raw:
+        folder = Path(raw).expanduser().resolve()
+        source = f"{PROJECT_DIR_ENV}={raw}"
+    else:
+        cwd = Path.cwd().resolve()
+        found = next((p for p in (cwd, *cwd.parents) if _is_refill_project(p)), None)
+        folder, source = (
+            (found, "the working directory")
+            if found
+            else (PACKAGE_PROJECT_DIR, "the package's checkout")
+        )
     if not (folder / "dbt_project.yml").is_file():
-        source = f"{PROJECT_DIR_ENV}={raw}" if raw else f"the package's checkout {folder}"
         raise RefillError(
-            f"no dbt project at {source} (no dbt_project.yml); "
+            f"no dbt project at {source} {folder} (no dbt_project.yml); "
             f"set {PROJECT_DIR_ENV} to the refill project folder"
         )
-    return folder
+    return folder, source
+
+
+def _is_refill_project(folder: Path) -> bool:
+    try:
+        text = (folder / "dbt_project.yml").read_text()
+    except OSError:
+        return False
+    return re.search(r"^name:\s*[\"']?refill[\"']?\s*$", text, re.MULTILINE) is not None
+
+
+def where_line() -> str:
+    """Which project, target and warehouse a command uses, and why (for --help and status)."""
+    try:
+        folder, source = _found_project()
+        target = target_name()
+        return f"project {folder} (from {source}), target {target}, warehouse {warehouse_path()}"
+    except RefillError as error:
+        return str(error)
 
 
 def landing_root() -> Path:
@@ -139,7 +190,7 @@ def warehouse_path() -> Path:
     the warehouse folder ($REFILL_SPARK_WAREHOUSE, spark_warehouse_path)."""
     if engine_name() in ("spark", "spark-cluster"):
         return spark_warehouse_path()
-    return _resolve(os.environ.get("REFILL_WAREHOUSE", DEFAULT_WAREHOUSE))
+    return _resolve(os.environ.get("REFILL_WAREHOUSE", TARGETS[target_name()][1]))
 
 
 def preview_report_dir(override: str | None = None) -> Path:
@@ -148,16 +199,30 @@ def preview_report_dir(override: str | None = None) -> Path:
     return _resolve(override or os.environ.get("REFILL_PREVIEWS", DEFAULT_PREVIEW_REPORTS))
 
 
-def engine_name() -> str:
-    """The engine refill runs on: the dbt target's name ($DBT_TARGET), `duckdb` by default.
-    The one home of the choice: the warehouse boundary and the planner read it here."""
+def target_name() -> str:
+    """The dbt target refill and dbt use ($DBT_TARGET, `dev` by default): one of profiles.yml's
+    outputs, refused in one line when unknown or when its adapter is not installed."""
     target = os.environ.get(TARGET_ENV, DEFAULT_TARGET).strip() or DEFAULT_TARGET
-    if target not in ENGINES:
+    if target not in TARGETS:
         raise RefillError(
-            f"{TARGET_ENV}={target!r} is not an engine refill runs on; "
-            f"use one of {', '.join(ENGINES)}"
+            f"{TARGET_ENV}={target!r} is not a target of profiles.yml; "
+            f"use one of {', '.join(TARGETS)}"
         )
+    package, extra = ADAPTERS[TARGETS[target][0]]
+    try:
+        importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        install = f"pip install -e '.[{extra}]'" if extra else f"pip install {package}"
+        raise RefillError(
+            f"target {target!r} needs the {package} adapter, not installed: {install}"
+        ) from None
     return target
+
+
+def engine_name() -> str:
+    """The engine refill runs on: the engine of the dbt target (target_name).
+    The one home of the choice: the warehouse boundary and the planner read it here."""
+    return TARGETS[target_name()][0]
 
 
 def spark_warehouse_path() -> Path:

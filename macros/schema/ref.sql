@@ -1,7 +1,11 @@
 {% macro ref() %}
-    {#-- dbt's ref (builtins.ref), with one departure: what refill_window_relation says a
-         relation of this window is (on Spark, a work table is the window's own). --#}
-    {%- set relation = builtins.ref(*varargs, **kwargs) -%}
+    {#-- dbt's ref (builtins.ref), with two departures: a work table this command does not
+         rebuild is its window's rows computed from the landing (refill_work_relation), a
+         seed the warehouse lacks is refused (refill_loaded_seed); and what
+         refill_window_relation says a relation of this window is (on Spark, a work table
+         is the window's own). --#}
+    {%- set relation = refill_loaded_seed(refill_work_relation(builtins.ref(*varargs, **kwargs))) -%}
+    {%- if relation is string -%}{{ return(relation) }}{%- endif -%}
     {{ return(refill_window_relation(relation)) }}
 {% endmacro %}
 

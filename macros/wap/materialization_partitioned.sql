@@ -11,7 +11,6 @@
     {%- set partition_column = config.require('partition_column') -%}
     {%- set window = refill_window() -%}
     {%- do refill_require_write_window() -%}
-    {%- do refill_require_inputs_built() -%}
     {%- if should_full_refresh() -%}
         {%- do refill_refuse_history_loss(window) -%}
     {%- endif -%}
@@ -52,7 +51,6 @@
     {%- set partition_column = config.require('partition_column') -%}
     {%- set window = refill_window() -%}
     {%- do refill_require_write_window() -%}
-    {%- do refill_require_inputs_built() -%}
     {%- if should_full_refresh() -%}
         {%- do refill_refuse_history_loss(window) -%}
     {%- endif -%}

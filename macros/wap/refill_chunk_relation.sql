@@ -10,7 +10,14 @@
     {%- if not execute -%}{{ return(relation) }}{%- endif -%}
     {%- set node = refill_node_of(relation) -%}
     {%- if node is not none and node.config.materialized == 'partitioned' and refill_builds(node) -%}
-        {{ return(refill_shadow_relation(relation)) }}
+        {%- set shadow = refill_shadow_relation(relation) -%}
+        {%- if selected_resources | length == 0 and target.type == 'duckdb'
+            and not refill_table_exists(shadow.schema, shadow.identifier) -%}
+            {{ exceptions.raise_compiler_error(
+                "refill window: this dbt retry does not rebuild " ~ node.name ~ ", which " ~ model.name
+                ~ " reads; rebuild the window instead (dbt build --vars ...), nothing written") }}
+        {%- endif -%}
+        {{ return(shadow) }}
     {%- endif -%}
     {{ return(relation) }}
 {% endmacro %}

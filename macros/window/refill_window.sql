@@ -15,6 +15,7 @@
 
         Returns {'start_date': date, 'end_date': date, 'days': int}.
     --#}
+    {%- do refill_require_known_vars() -%}
     {%- set start_raw = var('start_date', none) -%}
     {%- set end_raw = var('end_date', none) -%}
     {%- set has_window = start_raw is not none or end_raw is not none -%}

@@ -4,13 +4,11 @@
          composition of the staging models, for a command that does not build them.
          Without a window (a read-only command), every landed day: a published day whose
          landing is gone then fails the test rather than pass unchecked. --#}
-    {%- set verdicts = refill_require_landing_ready('payments', refill_window()) -%}
-    {%- set part_files = [] -%}
-    {%- for verdict in verdicts -%}{%- do part_files.extend(verdict.part_files) -%}{%- endfor -%}
-    {%- set markets = refill_node_relation(graph.nodes['seed.' ~ project_name ~ '.markets']) -%}
-    {%- set fx_rates = refill_node_relation(graph.nodes['seed.' ~ project_name ~ '.fx_rates_daily']) -%}
+    {%- set seeds = 'seed.' ~ project_name ~ '.' -%}
+    {%- set markets = refill_loaded_seed(refill_node_relation(graph.nodes[seeds ~ 'markets'])) -%}
+    {%- set fx_rates = refill_loaded_seed(refill_node_relation(graph.nodes[seeds ~ 'fx_rates_daily'])) -%}
     with raw_lines as (
-        {{ refill_read_landed_lines(part_files | sort) }}
+        {{ refill_window_raw_lines() }}
     ),
 
     markets as (

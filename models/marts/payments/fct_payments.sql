@@ -23,7 +23,7 @@
         ],
     )
 }}
--- depends_on: {{ ref('stg_payments__manifests') }}
+-- depends_on: {{ refill_lineage_ref('stg_payments__manifests') }}
 
 with lines as (
     select * from {{ ref('stg_payments__lines') }}

@@ -17,7 +17,7 @@
         ],
     )
 }}
--- depends_on: {{ ref('stg_payments__manifests') }}
+-- depends_on: {{ refill_lineage_ref('stg_payments__manifests') }}
 {#- Downstream of the facts, so selecting fct_payments (`--select fct_payments+`, a backfill
     of it) rebuilds the quarantine in the same chunk: both come from the same lines. -#}
 -- depends_on: {{ ref('fct_payments') }}

@@ -1,0 +1,277 @@
+"""dbt as dbt users run it: each command typed as in a terminal (`dbt ...` in a child
+process) on a copy of the project with its own landing and warehouse, on a window.
+
+A mart never reads another window's work tables: `show`, `retry` and the slim-CI state
+selections either give the window's rows or refuse in one line, writing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from refill.rules.readiness import day_folder
+from refill.sample_data import DATASET, write_days
+from refill.warehouse.dbt_runner import window_vars
+from tests.helpers import (
+    expected_day,
+    patched_project,
+    published_by_day,
+    relation_exists,
+    snapshot,
+)
+
+JAN = date(2026, 1, 1)
+DBT = Path(sys.executable).with_name("dbt")
+
+
+def day(n: int) -> date:
+    return JAN + timedelta(days=n - 1)
+
+
+def window(first: int, last: int) -> str:
+    return json.dumps(window_vars(day(first), day(last)))
+
+
+@dataclass
+class Checkout:
+    """A project copy, its landing and its warehouse: what a user's terminal holds."""
+
+    project: Path
+    landing: Path
+    warehouse: Path
+
+    def dbt(self, *args: str, ok: bool | None = None) -> subprocess.CompletedProcess:
+        environment = {
+            **os.environ,
+            "REFILL_LANDING": str(self.landing),
+            "REFILL_WAREHOUSE": str(self.warehouse),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
+        environment.pop("DBT_TARGET", None)
+        self.warehouse.parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [
+                str(DBT),
+                *args,
+                "--project-dir",
+                str(self.project),
+                "--profiles-dir",
+                str(self.project),
+            ],
+            cwd=self.project,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if ok is not None and (done.returncode == 0) != ok:
+            raise AssertionError(
+                f"dbt {' '.join(args)} exited {done.returncode}:\n{done.stdout[-4000:]}"
+            )
+        return done
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Checkout:
+    from refill.warehouse.dbt_runner import DbtProject
+
+    project = patched_project(DbtProject().project_dir, tmp_path / "project", {})
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    # a CI warehouse is not named refill.duckdb: nothing may depend on the file's name
+    return Checkout(project, landing, tmp_path / "ci" / "ci.duckdb")
+
+
+def expected_published(landing: Path, first: int, last: int) -> dict[date, tuple]:
+    truths = {day(n): expected_day(landing, day(n)) for n in range(first, last + 1)}
+    return {d: (t.published, t.amount) for d, t in truths.items() if t.published}
+
+
+def test_show_of_an_earlier_window_shows_that_windows_rows(checkout):
+    # GIVEN days 1-3 then 4-5 built: the staging work tables hold 4-5
+    write_days(checkout.landing, JAN, 5)
+    checkout.dbt("build", "--vars", window(1, 3), ok=True)
+    checkout.dbt("build", "--vars", window(4, 5), ok=True)
+
+    # WHEN a user shows fct_payments for the earlier window
+    shown = checkout.dbt(
+        "show",
+        "--select",
+        "fct_payments",
+        "--vars",
+        window(1, 3),
+        "--limit",
+        "100000",
+        "--output",
+        "json",
+        "--log-format",
+        "json",
+        ok=True,
+    )
+
+    # THEN the rows are that window's, every published line of it, and no other day's
+    rows = _shown_rows(shown.stdout)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["event_date"][:10]] = counts.get(row["event_date"][:10], 0) + 1
+    expected = expected_published(checkout.landing, 1, 3)
+    assert counts == {d.isoformat(): count for d, (count, _) in expected.items()}
+
+
+def test_retry_after_a_readiness_failure_that_was_fixed_publishes_the_window(checkout):
+    # GIVEN a window build stopped by readiness: day 2's manifest is missing
+    write_days(checkout.landing, JAN, 3)
+    manifest = day_folder(checkout.landing, DATASET, day(2)) / "_SUCCESS"
+    saved = manifest.read_bytes()
+    manifest.unlink()
+    failed = checkout.dbt("build", "--vars", window(1, 3), ok=False)
+    assert "refill readiness" in failed.stdout
+
+    # WHEN the export arrives and the user types `dbt retry`
+    manifest.write_bytes(saved)
+    retried = checkout.dbt("retry")
+
+    # THEN the retry publishes the window as a fresh build would
+    assert retried.returncode == 0, retried.stdout[-3000:]
+    assert published_by_day(checkout.warehouse) == expected_published(checkout.landing, 1, 3)
+
+
+def _production_state(checkout: Checkout, tmp_path: Path) -> Path:
+    """The production manifest (from the unchanged code, its warehouse named refill.duckdb)."""
+    prod = Checkout(checkout.project, checkout.landing, tmp_path / "prod" / "refill.duckdb")
+    prod.dbt("parse", ok=True)
+    state = tmp_path / "prod_artifacts"
+    state.mkdir()
+    shutil.copy2(checkout.project / "target" / "manifest.json", state / "manifest.json")
+    return state
+
+
+def _change_a_mart(project: Path) -> None:
+    mart = project / "models" / "marts" / "payments" / "fct_payments.sql"
+    mart.write_text(mart.read_text() + "\n-- a pull request's change\n")
+
+
+def test_slim_ci_selects_only_what_a_pull_request_changed(checkout, tmp_path):
+    state = _production_state(checkout, tmp_path)
+    _change_a_mart(checkout.project)
+
+    listed = checkout.dbt(
+        "ls",
+        "--select",
+        "state:modified",
+        "--state",
+        str(state),
+        "--resource-type",
+        "model",
+        "--resource-type",
+        "source",
+        "--output",
+        "name",
+        ok=True,
+    )
+
+    # a CI warehouse under another name than production's does not modify the sources
+    names = [
+        line.strip()
+        for line in listed.stdout.splitlines()
+        if line.strip() and " " not in line.strip()
+    ]
+    assert names == ["fct_payments"]
+
+
+@pytest.mark.parametrize(
+    "holds_the_window", [False, True], ids=["empty-ci-warehouse", "ci-warehouse-with-window"]
+)
+def test_slim_ci_builds_the_changed_mart_for_the_window(checkout, tmp_path, holds_the_window):
+    write_days(checkout.landing, JAN, 5)
+    state = _production_state(checkout, tmp_path)
+    if holds_the_window:
+        # the CI warehouse holds days 1-3 and then 4-5: staging holds 4-5
+        checkout.dbt("build", "--vars", window(1, 3), ok=True)
+        checkout.dbt("build", "--vars", window(4, 5), ok=True)
+    else:
+        checkout.dbt("seed", ok=True)
+    _change_a_mart(checkout.project)
+
+    built = checkout.dbt(
+        "build", "--select", "state:modified+", "--state", str(state), "--vars", window(1, 3)
+    )
+
+    assert built.returncode == 0, built.stdout[-3000:]
+    published = published_by_day(checkout.warehouse)
+    assert {d: v for d, v in published.items() if d <= day(3)} == expected_published(
+        checkout.landing, 1, 3
+    )
+
+
+def test_slim_ci_on_an_empty_warehouse_refuses_in_one_line_or_builds(checkout, tmp_path):
+    # `state:modified+` on a warehouse without the seeds: one line naming what to load, nothing
+    # written; `+state:modified+` builds the parents too and publishes the window
+    write_days(checkout.landing, JAN, 2)
+    state = _production_state(checkout, tmp_path)
+    _change_a_mart(checkout.project)
+
+    refused = checkout.dbt(
+        "build", "--select", "state:modified+", "--state", str(state), "--vars", window(1, 2)
+    )
+    assert refused.returncode != 0
+    assert (
+        "which this warehouse has not loaded" in refused.stdout and "(dbt seed)" in refused.stdout
+    )
+
+    built = checkout.dbt(
+        "build", "--select", "+state:modified+", "--state", str(state), "--vars", window(1, 2)
+    )
+    assert built.returncode == 0, built.stdout[-3000:]
+    assert published_by_day(checkout.warehouse) == expected_published(checkout.landing, 1, 2)
+
+
+def test_unit_tests_run_on_an_empty_warehouse(checkout):
+    # a CI warehouse holds nothing yet: dbt's unit tests must not need the relations
+    done = checkout.dbt("test", "--select", "resource_type:unit_test")
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_mart_built_alone_publishes_its_window_not_the_work_tables_window(checkout):
+    # GIVEN days 1-3 and 4-5 published, in that order: the staging work tables hold 4-5
+    write_days(checkout.landing, JAN, 5)
+    checkout.dbt("build", "--vars", window(1, 3), ok=True)
+    checkout.dbt("build", "--vars", window(4, 5), ok=True)
+    before = snapshot(checkout.warehouse)
+
+    # WHEN fct_payments alone is rebuilt for 1-3, as a plain `dbt build --select` does
+    checkout.dbt("build", "--select", "fct_payments", "--vars", window(1, 3), ok=True)
+
+    # THEN it published days 1-3 from their own lines: the same warehouse
+    assert snapshot(checkout.warehouse)["main.fct_payments"] == before["main.fct_payments"]
+
+
+def _shown_rows(stdout: str) -> list[dict]:
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        preview = event.get("data", {}).get("preview")
+        if preview is not None:
+            return json.loads(preview) if isinstance(preview, str) else preview
+    raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")
+
+
+def test_a_var_typo_is_refused_naming_it_before_the_seeds_load(checkout):
+    write_days(checkout.landing, JAN, 2)
+    typo = json.dumps({"start": day(1).isoformat(), "end": day(2).isoformat()})
+
+    refused = checkout.dbt("build", "--vars", typo)
+
+    assert refused.returncode != 0
+    assert "refill input: unknown var(s) end, start" in refused.stdout
+    assert not relation_exists(checkout.warehouse, "reference", "fx_rates_daily")
