@@ -258,12 +258,16 @@ def _main_of(module: str):
     return handler
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, this_installation: bool = True) -> argparse.ArgumentParser:
+    """The `refill` parser. `this_installation`: the help names the project, target and
+    warehouse this process would use (left out of the generated CLI reference, which must
+    not depend on the machine that wrote it)."""
+    where = f" Uses the {settings.where_line()}" if this_installation else ""
     parser = OneLineParser(
         prog="refill",
         description="Safe backfills and reruns of partitioned data.",
         epilog="exit status: 0 ok, 1 a failure or refusal (gaps: gaps found), 2 a usage "
-        f"error, 130 interrupted. Uses the {settings.where_line()}",
+        f"error, 130 interrupted.{where}",
         formatter_class=DefaultsShown,
     )
     parser.add_argument("--version", action="version", version=version_line())

@@ -43,7 +43,7 @@ def render() -> str:
     before = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH
     try:
-        parser = build_parser()
+        parser = build_parser(this_installation=False)
         sections = [HEADER, f"## refill\n\n```text\n{parser.format_help()}```\n"]
         for name, text, command in _commands(parser):
             sections.append(f"## refill {name}\n\n{text[:1].upper()}{text[1:]}.\n\n")
