@@ -128,11 +128,7 @@
     {%- for result in results if result.node is defined and result.node is not none
             and result.node.resource_type == 'model' and result.node.config.materialized == 'table' -%}
         {%- set relation = refill_node_relation(result.node) -%}
-        {%- set built = refill_window_relation(relation) -%}
-        {%- do run_query("drop table if exists " ~ built) -%}
-        {%- do run_query("create table " ~ built ~ " using parquet location "
-            ~ refill_spark_work_location(relation) ~ " as select 1 as emptied where false") -%}
-        {%- do run_query("drop table if exists " ~ built) -%}
+        {%- do refill_spark_empty_table(refill_window_relation(relation), refill_spark_work_location(relation)) -%}
     {%- endfor -%}
 {% endmacro %}
 
@@ -169,10 +165,7 @@
     {%- for node in nodes -%}
         {%- for suffix in ['', '__ledger', '__on_publish'] -%}
             {%- set shadow = refill_shadow_relation(refill_node_relation(node), suffix) -%}
-            {%- do run_query("drop table if exists " ~ shadow) -%}
-            {%- do run_query("create table " ~ shadow ~ " using parquet location " ~ refill_spark_location(shadow)
-                ~ " as select 1 as emptied where false") -%}
-            {%- do run_query("drop table if exists " ~ shadow) -%}
+            {%- do refill_spark_empty_table(shadow, refill_spark_location(shadow)) -%}
         {%- endfor -%}
     {%- endfor -%}
 {% endmacro %}
@@ -201,4 +194,13 @@
             ~ ", partition_date = date " ~ refill_string_literal(day) ~ ") select " ~ kept | join(', ')
             ~ " from " ~ chunk_ledger ~ " where false") -%}
     {%- endfor -%}
+{% endmacro %}
+
+{% macro refill_spark_empty_table(relation, location) %}
+    {#-- Spark: an external work table emptied and dropped: a zero-row table written over its
+         folder (`location`, a string literal), as a drop alone keeps an external table's files. --#}
+    {%- do run_query("drop table if exists " ~ relation) -%}
+    {%- do run_query("create table " ~ relation ~ " using parquet location " ~ location
+        ~ " as select 1 as emptied where false") -%}
+    {%- do run_query("drop table if exists " ~ relation) -%}
 {% endmacro %}
