@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -21,22 +21,12 @@ from refill import settings
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, write_days
 from refill.warehouse.dbt_runner import outcome_of, window_vars
+from tests.dbt.test_landing_source import exported_at, freshness
 from tests.spark.test_spark_pipeline import JAN, SPEC, build, day, tables_in
 
 pytestmark = pytest.mark.spark
 
 NO_TESTS = ["--exclude-resource-type", "unit_test", "--exclude-resource-type", "test"]
-
-
-def exported_at(landing: Path, landed: date) -> datetime:
-    manifest = json.loads((day_folder(landing, DATASET, landed) / "_SUCCESS").read_text())
-    return datetime.fromisoformat(manifest["exported_at"].replace("Z", "+00:00"))
-
-
-def freshness(project):
-    result = project.invoke(["source", "freshness", "--select", "source:payments"])
-    (checked,) = [r for r in result.result.results if r.node.resource_type == "source"]
-    return checked
 
 
 def test_source_freshness_is_the_newest_ready_days_export_as_on_duckdb(
