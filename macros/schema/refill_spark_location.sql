@@ -17,19 +17,23 @@
         and config.get('materialized') == 'table') }}
 {% endmacro %}
 
-{% macro refill_spark_work_location(relation) %}
+{% macro refill_spark_work_location(relation, days=none) %}
     {#-- Spark: a work table's folder private to the window being built,
          <table folder>/<first day>_<last day>. Each process has its own catalog, so only
          the folder is shared: two chunks built at once (never over the same day) would
          otherwise replace each other's files under one folder and fail reading them
          (FILE_NOT_EXIST). The days come from refill_window (validated dates, formatted
-         here, never the raw vars). A rebuild of the same window replaces its files. --#}
+         here, never the raw vars). A rebuild of the same window replaces its files.
+         `days`: another window's `<first day>_<last day>` (the janitor's, from a name it
+         matched). --#}
     {%- if not execute -%}{{ return("''") }}{%- endif -%}
-    {%- set window = refill_window() -%}
+    {%- if days is none -%}
+        {%- set window = refill_window() -%}
+        {%- set days = window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d') -%}
+    {%- endif -%}
     {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] -%}
     {{ return(refill_string_literal(
-        warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier ~ '/'
-        ~ window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d'))) }}
+        warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier ~ '/' ~ days)) }}
 {% endmacro %}
 
 {% macro refill_spark_register(relation, columns=none, partitioned_by=none) %}

@@ -89,7 +89,9 @@
         {%- if refill_is_full_refresh(node) -%}
             {#-- Every landed day: the table's files become the shadow's rows (a static
                  overwrite of the whole folder), then it is registered again with its
-                 dynamic option, which every later window's publish relies on. --#}
+                 dynamic option, which every later window's publish relies on. First, the
+                 ledger forgets the days the shadow lacks (refill_spark_forget_unbuilt_days). --#}
+            {%- do refill_spark_forget_unbuilt_days(node) -%}
             {%- do run_query("drop table if exists " ~ target) -%}
             {%- do run_query("create schema if not exists " ~ target.schema) -%}
             {%- do run_query("create table " ~ target
@@ -168,11 +170,7 @@
     {%- for result in results if result.node is defined and result.node is not none
             and result.node.resource_type == 'model' and result.node.config.materialized == 'table' -%}
         {%- set relation = refill_node_relation(result.node) -%}
-        {%- set built = refill_window_relation(relation) -%}
-        {%- do run_query("drop table if exists " ~ built) -%}
-        {%- do run_query("create table " ~ built ~ " using parquet location "
-            ~ refill_spark_work_location(relation) ~ " as select 1 as emptied where false") -%}
-        {%- do run_query("drop table if exists " ~ built) -%}
+        {%- do refill_spark_empty_table(refill_window_relation(relation), refill_spark_work_location(relation)) -%}
     {%- endfor -%}
 {% endmacro %}
 
@@ -182,10 +180,42 @@
     {%- for node in nodes -%}
         {%- for suffix in ['', '__ledger', '__on_publish'] -%}
             {%- set shadow = refill_shadow_relation(refill_node_relation(node), suffix) -%}
-            {%- do run_query("drop table if exists " ~ shadow) -%}
-            {%- do run_query("create table " ~ shadow ~ " using parquet location " ~ refill_spark_location(shadow)
-                ~ " as select 1 as emptied where false") -%}
-            {%- do run_query("drop table if exists " ~ shadow) -%}
+            {%- do refill_spark_empty_table(shadow, refill_spark_location(shadow)) -%}
         {%- endfor -%}
     {%- endfor -%}
+{% endmacro %}
+
+{% macro refill_spark_forget_unbuilt_days(node) %}
+    {#-- Spark, a full refresh of `node`: its ledger rows of days this chunk does not build
+         (published before, their landing gone since: refill_refuse_history_loss let them
+         go) removed, as DuckDB's publish deletes them. Before the table is replaced, not in
+         the ledger's last step: a crash in between leaves the ledger claiming fewer days
+         than the table holds, never more. No delete on parquet: each day's ledger partition
+         is overwritten (static) with no rows (read from the chunk's ledger: Spark refuses an
+         overwrite that reads its own table). --#}
+    {%- set model = refill_string_literal(refill_node_relation(node).identifier) -%}
+    {%- set chunk_ledger = refill_shadow_relation(refill_node_relation(node), '__ledger') -%}
+    {%- set gone = run_query(
+        "select distinct cast(partition_date as string) from ops.partition_ledger where model_name = " ~ model
+        ~ " and partition_date not in (select partition_date from " ~ chunk_ledger ~ ") order by 1"
+        ).columns[0].values() -%}
+    {%- set kept = [] -%}
+    {%- for name, _, _ in refill_ops_columns('partition_ledger')
+            if name not in ('model_name', 'partition_date') -%}
+        {%- do kept.append(name) -%}
+    {%- endfor -%}
+    {%- for day in gone -%}
+        {%- do run_query("insert overwrite table ops.partition_ledger partition (model_name = " ~ model
+            ~ ", partition_date = date " ~ refill_string_literal(day) ~ ") select " ~ kept | join(', ')
+            ~ " from " ~ chunk_ledger ~ " where false") -%}
+    {%- endfor -%}
+{% endmacro %}
+
+{% macro refill_spark_empty_table(relation, location) %}
+    {#-- Spark: an external work table emptied and dropped: a zero-row table written over its
+         folder (`location`, a string literal), as a drop alone keeps an external table's files. --#}
+    {%- do run_query("drop table if exists " ~ relation) -%}
+    {%- do run_query("create table " ~ relation ~ " using parquet location " ~ location
+        ~ " as select 1 as emptied where false") -%}
+    {%- do run_query("drop table if exists " ~ relation) -%}
 {% endmacro %}
