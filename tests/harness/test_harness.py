@@ -53,10 +53,16 @@ EXPECTED_CATCHES = {
     "separate_commits": {"one_chunk_one_commit", "failed_run_changes_nothing"},
 }
 CI_JOBS = 2  # scenarios are independent; one refill run keeps about one core busy
-# The suite checks each broken variant on one pinned scenario, the CI budget's first, where
-# each is caught (docs/harness.md, Figures): a variant that is no longer caught there fails
-# here instead of costing a search. `make harness-long` searches the whole budget for each.
-VARIANT_SEED = DEFAULT_SEED
+# The suite checks each broken variant on one pinned scenario of the CI budget where it is
+# caught (docs/harness.md, Figures): a variant that is no longer caught there fails here
+# instead of costing a search. `make harness-long` searches the whole budget for each. A
+# change to the scenarios' draw (a new kind) moves them: the search gives the new seed.
+VARIANT_SEEDS = {
+    "append": DEFAULT_SEED + 1,
+    "clock_date": DEFAULT_SEED,
+    "separate_commits": DEFAULT_SEED,
+    "split_transaction": DEFAULT_SEED + 1,
+}
 
 
 def test_scenarios_are_a_function_of_their_seed():
@@ -224,7 +230,7 @@ def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
 
     stats = run_harness(
         1,
-        VARIANT_SEED,
+        VARIANT_SEEDS[variant],
         variant=variant,
         stop_on_violation=True,
         workdir=tmp_path,
