@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from refill.rules.readiness import day_folder
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, write_days
-from refill.warehouse.dbt_runner import window_vars
 from tests.helpers import (
     expected_day,
     patched_project,

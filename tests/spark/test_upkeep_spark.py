@@ -19,8 +19,9 @@ import pytest
 
 from refill import settings
 from refill.rules.readiness import day_folder
+from refill.rules.window import window_vars
 from refill.sample_data import DATASET, write_days
-from refill.warehouse.dbt_runner import outcome_of, window_vars
+from refill.warehouse.dbt_outcomes import outcome_of
 from tests.dbt.test_landing_source import exported_at, freshness
 from tests.spark.test_spark_pipeline import JAN, SPEC, build, day, tables_in
 
