@@ -48,12 +48,19 @@ class Checkout:
     landing: Path
     warehouse: Path
 
+    @property
+    def target(self) -> Path:
+        return self.project / "target"
+
     def dbt(self, *args: str, ok: bool | None = None) -> subprocess.CompletedProcess:
         environment = {
             **os.environ,
             "REFILL_LANDING": str(self.landing),
             "REFILL_WAREHOUSE": str(self.warehouse),
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            # the project copy is this test's own: its artifacts stay where a user finds
+            # them (make test's workers set DBT_TARGET_PATH to a folder per worker)
+            "DBT_TARGET_PATH": str(self.target),
         }
         environment.pop("DBT_TARGET", None)
         self.warehouse.parent.mkdir(parents=True, exist_ok=True)
@@ -150,7 +157,7 @@ def _production_state(checkout: Checkout, tmp_path: Path) -> Path:
     prod.dbt("parse", ok=True)
     state = tmp_path / "prod_artifacts"
     state.mkdir()
-    shutil.copy2(checkout.project / "target" / "manifest.json", state / "manifest.json")
+    shutil.copy2(checkout.target / "manifest.json", state / "manifest.json")
     return state
 
 
