@@ -1,25 +1,85 @@
-{% macro refill_window_manifests() %}
-    {#-- stg_payments__manifests for the window, computed from the landing for a command
-         that does not build it (refill_work_relation): the readiness gate (every day of the
-         window ready, or one line naming the days), then the verdicts' rows with each day's
-         reference fingerprint: the model's columns, in its order. --#}
+{% macro refill_window_manifests(as_the_model=false) %}
+    {#--
+        The one query of stg_payments__manifests: one row per day of the window, its
+        landing manifest, readiness verdict and reference fingerprint, in the model's
+        columns and order. The model is this query; a command that reads the model without
+        building it (refill_work_relation) computes the same rows from the landing.
+        The gate runs twice: here in Jinja over every day of the window (one line naming
+        every unready day, before anything runs), and again in SQL over the verdicts the
+        statement itself reads, so a day that stopped being ready in between stops the
+        run instead of being dropped.
+    --#}
     {%- set window = refill_window() -%}
-    {%- do refill_require_landing_ready('payments', window) -%}
-    {#- the dispatched query itself: the depends_on check of refill_landed_reference is the
-        staging model's (the calling node here is a mart); the plugin still refuses a seed
-        file the warehouse has not loaded -#}
-    {%- set declared = refill_dataset_reference('payments') -%}
+    {%- set checked = refill_require_landing_ready('payments', window) -%}
+    {%- if checked | length == 0 -%}
+        {#-- parsing (nothing checked yet) or an empty window: the same columns, no rows --#}
+        {{ return(refill_window_manifests_columns()) }}
+    {%- endif -%}
+    {#- as the model: refill_landed_reference checks that the model depends on every seed
+        it reads; read by another node (a mart), that check is the model's, so the
+        dispatched query itself (the plugin still refuses a seed file the warehouse has
+        not loaded) -#}
+    {%- if as_the_model -%}
+        {%- set reference_query = refill_landed_reference('payments', window) -%}
+    {%- else -%}
+        {%- set reference_query = adapter.dispatch('refill_landed_reference', 'refill')(
+            'payments', window, refill_dataset_reference('payments')) -%}
+    {%- endif -%}
+    {%- set query -%}
+    with verdicts as (
+        {{ refill_landed_manifests('payments', window) }}
+    ),
+
+    reference as (
+        {{ reference_query }}
+    ),
+
+    ready as (
+        select *
+        from verdicts
+        where
+            case
+                when is_ready then true
+                else error(
+                    'refill readiness: ' || cast(day as varchar) || ' of payments not ready ('
+                    || reason || '), nothing written. Wait for the export, or choose a window without it.'
+                )
+            end
+    )
+
     select
-        verdicts.day as landed_date,
-        cast(verdicts.manifest_files as integer) as manifest_files,
-        verdicts.manifest_records,
-        verdicts.source_fingerprint,
-        verdicts.part_files,
+        -- partition
+        ready.day as landed_date,
+
+        -- manifest (a ready day's file count is the files found: small)
+        cast(ready.manifest_files as integer) as manifest_files,
+        ready.manifest_records,
+        ready.source_fingerprint,
+        ready.part_files,
+
+        -- what the day reads of the seeds
         reference.reference_fingerprint,
-        verdicts.exported_at
-    from ({{ refill_landed_manifests('payments', window) }}) as verdicts
-    inner join (
-        {{ adapter.dispatch('refill_landed_reference', 'refill')('payments', window, declared) }}
-    ) as reference on verdicts.day = reference.day
-    where verdicts.is_ready
+
+        -- timestamps
+        ready.exported_at
+    from ready
+    inner join reference on ready.day = reference.day
+    {%- endset -%}
+    {{ return(query) }}
+{% endmacro %}
+
+{% macro refill_window_manifests_columns() %}
+    {#-- stg_payments__manifests' columns with no rows --#}
+    {%- set query -%}
+    select
+        null::date as landed_date,
+        null::integer as manifest_files,
+        null::bigint as manifest_records,
+        null::varchar as source_fingerprint,
+        null::varchar[] as part_files,
+        null::varchar as reference_fingerprint,
+        null::timestamp as exported_at
+    where false
+    {%- endset -%}
+    {{ return(query) }}
 {% endmacro %}
