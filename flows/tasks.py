@@ -288,9 +288,12 @@ def record_unrecorded_attempt(
 
 
 def deliver_notifications(context: RunContext) -> int:
-    """Deliver the pending notifications; the warehouse is not held while the sinks run."""
+    """Deliver the pending notifications no other run has claimed; the warehouse is not
+    held while the sinks run."""
     logger = get_run_logger()
-    pending = with_warehouse(context, notify.read_pending)
+    pending = with_warehouse(
+        context, lambda connection: notify.claim_pending(connection, context.run_id)
+    )
     if not pending:
         return 0
     results = notify.deliver(pending, logger)

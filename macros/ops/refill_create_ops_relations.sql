@@ -34,6 +34,10 @@
     {#-- Side effects, exactly once: a notification is a row first, keyed by its idempotency
          key; delivery marks it sent. A retry or rerun finds the key and sends nothing new. --#}
     create table if not exists ops.notification_outbox ({{ refill_ops_columns_ddl('notification_outbox') }});
+    {#-- Which run is delivering a row, since when (notify.claim_pending): two runs
+         delivering at once never both send it; added to warehouses created before it. --#}
+    alter table ops.notification_outbox add column if not exists claimed_by varchar;
+    alter table ops.notification_outbox add column if not exists claimed_at timestamp;
 
     {#-- Which content each seed was last loaded with (refill_record_seed_load, a seed
          post-hook): the flows skip `dbt seed` when every seed holds its current content.

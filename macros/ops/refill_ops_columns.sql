@@ -60,6 +60,8 @@
             ('sent_at', 'timestamp', ''),
             ('delivery_attempts', 'integer', 'not null default 0'),
             ('last_error', 'varchar', ''),
+            ('claimed_by', 'varchar', ''),
+            ('claimed_at', 'timestamp', ''),
         ],
         'seed_loads': [
             ('seed_id', 'varchar', 'not null'),

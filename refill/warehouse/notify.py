@@ -4,9 +4,12 @@ A notification is first a row in ops.notification_outbox whose primary key is it
 idempotency key (flow, logical date, outcome, code version, and for a failure, which
 failure). A retry or a rerun that would say the same thing finds the key and adds
 nothing; a different failure of the same date has another key and is queued too.
-Delivery sends only rows not yet marked sent, and runs without the warehouse lock
-(tasks.deliver_notifications reads the pending rows, releases the warehouse, delivers,
-then marks). Sinks: the run's log, always; a webhook when REFILL_WEBHOOK_URL is set,
+Delivery sends only rows not yet marked sent, and runs without the warehouse lock:
+tasks.deliver_notifications claims the pending rows for its run under the lock, releases
+the warehouse, delivers, then marks. The claim is what keeps two runs delivering at once
+(a daily run beside a backfill) from both sending a row the other has not marked yet; a
+claim whose run died before marking lapses after CLAIM_LEASE_SECONDS.
+Sinks: the run's log, always; a webhook when REFILL_WEBHOOK_URL is set,
 with the key in an `Idempotency-Key` header so a receiver can drop the rare repeat
 after a crash between sending and marking. A webhook call has a total deadline (not
 only urllib's timeout, which bounds each read: a server sending a header line every few
@@ -29,7 +32,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from refill.warehouse.ops import OUTBOX_LATEST, utc_now
 
@@ -39,6 +42,9 @@ TRIES_PER_RUN = 3  # a run tries a notification this many times, WEBHOOK_BACKOFF
 WEBHOOK_BACKOFF_SECONDS = (0.5, 1.0)
 DELIVERY_BUDGET_SECONDS = 30  # a run spends at most this long delivering, all rows together
 MAX_DELIVERY_ATTEMPTS = 9  # then the row stays unsent with its last error, and is not retried
+# A claimed row is another run's until it marks it, or until this passes (that run died
+# between claiming and marking): well over a run's whole delivery budget.
+CLAIM_LEASE_SECONDS = 4 * DELIVERY_BUDGET_SECONDS
 log = logging.getLogger("refill.notify")
 
 # Parts of a failure message that differ between two runs failing the same way: run ids,
@@ -142,15 +148,39 @@ def _enqueue_appending(connection, notification: Notification) -> bool:
     return True
 
 
-def read_pending(connection) -> list[Pending]:
-    """Unsent notifications that have not used up their delivery attempts, oldest first."""
+def claim_pending(connection, run_id: str, now: datetime | None = None) -> list[Pending]:
+    """The unsent notifications that have delivery attempts left and no live claim, oldest
+    first, claimed for `run_id`. The caller holds the warehouse lock, so no other run
+    claims the same rows in between; it delivers them without the lock, then
+    record_deliveries marks them (and releases the claim of a failed one)."""
+    now = now or utc_now()
+    lapsed = now - timedelta(seconds=CLAIM_LEASE_SECONDS)
     rows = connection.execute(
         "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
         f"delivery_attempts from {OUTBOX_LATEST} "
-        "where sent_at is null and delivery_attempts < ? order by created_at",
-        [MAX_DELIVERY_ATTEMPTS],
+        "where sent_at is null and delivery_attempts < ? "
+        "and (claimed_at is null or claimed_at < ?) order by created_at",
+        [MAX_DELIVERY_ATTEMPTS, lapsed],
     ).fetchall()
-    return [Pending(*row) for row in rows]
+    claimed = [Pending(*row) for row in rows]
+    for row in claimed:
+        if getattr(connection, "append_only", False):
+            connection.execute(
+                "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, "
+                "outcome, code_version, message, created_at, sent_at, delivery_attempts, "
+                "last_error, claimed_by, claimed_at) "
+                "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
+                "created_at, sent_at, delivery_attempts, last_error, ?, ? "
+                f"from {OUTBOX_LATEST} where idempotency_key = ?",
+                [run_id, now, row.idempotency_key],
+            )
+        else:
+            connection.execute(
+                "update ops.notification_outbox set claimed_by = ?, claimed_at = ? "
+                "where idempotency_key = ?",
+                [run_id, now, row.idempotency_key],
+            )
+    return claimed
 
 
 def deliver(pending: list[Pending], logger: logging.Logger | None = None) -> list[Delivery]:
@@ -200,7 +230,8 @@ def record_deliveries(connection, results: list[Delivery]) -> None:
             "update ops.notification_outbox set "
             "sent_at = case when ? then ? else sent_at end, "
             "delivery_attempts = delivery_attempts + ?, "
-            "last_error = coalesce(?, last_error) where idempotency_key = ?",
+            "last_error = coalesce(?, last_error), claimed_by = null, claimed_at = null "
+            "where idempotency_key = ?",
             [
                 result.error is None,
                 utc_now(),
@@ -218,10 +249,11 @@ def _record_deliveries_appending(connection, results: list[Delivery]) -> None:
     for result in results:
         connection.execute(
             "insert into ops.notification_outbox (idempotency_key, flow_name, logical_date, "
-            "outcome, code_version, message, created_at, sent_at, delivery_attempts, last_error) "
+            "outcome, code_version, message, created_at, sent_at, delivery_attempts, last_error, "
+            "claimed_by, claimed_at) "
             "select idempotency_key, flow_name, logical_date, outcome, code_version, message, "
             "created_at, case when ? then ? else sent_at end, delivery_attempts + ?, "
-            f"coalesce(?, last_error) from {OUTBOX_LATEST} where idempotency_key = ?",
+            f"coalesce(?, last_error), null, null from {OUTBOX_LATEST} where idempotency_key = ?",
             [
                 result.error is None,
                 utc_now(),

@@ -129,7 +129,8 @@ OUTBOX_LATEST = latest_per_key(
     "ops.notification_outbox",
     "idempotency_key",
     "case when sent_at is null then 1 else 0 end, delivery_attempts desc, "
-    "case when last_error is null then 1 else 0 end",
+    "case when last_error is null then 1 else 0 end, "
+    "case when claimed_at is null then 1 else 0 end, claimed_at desc",
 )
 
 

@@ -20,7 +20,7 @@ from refill import settings
 from refill.errors import RefillError
 from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_days
-from refill.warehouse import locking, notify
+from refill.warehouse import locking, notify, ops
 from refill.warehouse.engine import is_transient
 from tests.helpers import hold_lock_in_another_process, query
 
@@ -328,6 +328,38 @@ def test_a_failing_webhook_is_tried_a_bounded_number_of_times_without_the_wareho
         "order by created_at",
     )
     assert rows == [(True, 4, "HTTP 500"), (True, 3, "HTTP 500")]
+
+
+def test_two_runs_delivering_at_once_send_a_notification_once(published_day_one):
+    # GIVEN a notification queued and not yet sent (day 1's own was delivered by its run)
+    queued = notify.Notification("daily", d(2), "succeeded", "cv1", "published 2026-02-02")
+    with ops.connect(published_day_one.warehouse) as connection:
+        assert notify.enqueue(connection, queued)
+
+    # WHEN a run claims it to deliver (the lock released while it sends), and a second run
+    # (a daily beside a backfill) goes to deliver before the first has marked it sent
+    with ops.connect(published_day_one.warehouse) as connection:
+        first = notify.claim_pending(connection, "run-a")
+    with ops.connect(published_day_one.warehouse) as connection:
+        second = notify.claim_pending(connection, "run-b")
+
+    # THEN only the first sends it
+    assert [row.idempotency_key for row in first] == [queued.idempotency_key]
+    assert second == []
+
+    # AND a failed delivery releases its claim: the next run retries it at once
+    with ops.connect(published_day_one.warehouse) as connection:
+        notify.record_deliveries(connection, [notify.Delivery(queued.idempotency_key, "503", 1)])
+        (retried,) = notify.claim_pending(connection, "run-b")
+    assert retried.delivery_attempts == 1
+
+    # AND a claim whose run died before marking lapses after the lease, never before
+    lease = timedelta(seconds=notify.CLAIM_LEASE_SECONDS)
+    with ops.connect(published_day_one.warehouse) as connection:
+        soon = ops.utc_now() + lease - timedelta(seconds=5)
+        assert notify.claim_pending(connection, "run-c", now=soon) == []
+        (taken_over,) = notify.claim_pending(connection, "run-c", now=soon + timedelta(seconds=10))
+    assert taken_over.idempotency_key == queued.idempotency_key
 
 
 # -- sign-off ------------------------------------------------------------------------------

@@ -28,17 +28,19 @@ def test_the_outbox_sends_a_notification_once_and_counts_failed_deliveries(conne
 
     assert notify.enqueue(connection, failed) is True
     assert notify.enqueue(connection, failed) is False  # a retry saying the same adds nothing
-    (pending,) = notify.read_pending(connection)
+    (pending,) = notify.claim_pending(connection, "run-1")
     assert (pending.idempotency_key, pending.delivery_attempts) == (failed.idempotency_key, 0)
+    # claimed: another run delivering at the same time has nothing to send
+    assert notify.claim_pending(connection, "run-2") == []
 
     # a webhook that failed twice: still pending, with its attempts counted
     notify.record_deliveries(connection, [notify.Delivery(failed.idempotency_key, "503", 2)])
-    (pending,) = notify.read_pending(connection)
+    (pending,) = notify.claim_pending(connection, "run-2")
     assert pending.delivery_attempts == 2
 
     # delivered: never pending again, and the board shows it once, sent
     notify.record_deliveries(connection, [notify.Delivery(failed.idempotency_key, None, 1)])
-    assert notify.read_pending(connection) == []
+    assert notify.claim_pending(connection, "run-3") == []
     assert notify.enqueue(connection, failed) is False
     (notice,) = board_reads.read_notices(connection, date(2026, 2, 1), date(2026, 2, 28), 5)
     assert notice.key == failed.idempotency_key
