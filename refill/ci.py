@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 
-from refill import code_version, settings
+from refill import code_version, interrupts, settings
 from refill.cli_options import day_type
 from refill.errors import EXIT_OK, RefillError
 from refill.rules import planning
@@ -135,15 +135,20 @@ def base_checkout(project: Path, commit: str) -> Iterator[Path]:
     inside = project.resolve().relative_to(top.resolve())
     folder = Path(tempfile.mkdtemp(prefix="refill-ci-base-"))
     checkout = folder / "base"
-    try:
-        _git(top, "worktree", "add", "--detach", "--quiet", str(checkout), commit)
-        yield checkout / inside
-    finally:
+
+    def remove() -> None:
         with contextlib.suppress(RefillError):
             _git(top, "worktree", "remove", "--force", str(checkout))
         shutil.rmtree(folder, ignore_errors=True)
         with contextlib.suppress(RefillError):
             _git(top, "worktree", "prune")
+
+    interrupts.on_immediate_exit(remove)  # Ctrl-C or SIGTERM ends the command at once
+    try:
+        _git(top, "worktree", "add", "--detach", "--quiet", str(checkout), commit)
+        yield checkout / inside
+    finally:
+        remove()
 
 
 def build(project: Path, folder: Path, landing: Path, window: planning.DateRange) -> str | None:
@@ -164,17 +169,23 @@ def build(project: Path, folder: Path, landing: Path, window: planning.DateRange
     command = [_dbt(), "build", "--target", CI_TARGET, "--no-use-colors"]
     command += ["--project-dir", str(project), "--profiles-dir", str(project)]
     command += ["--vars", json.dumps(window_vars(window.start, window.end))]
-    done = subprocess.run(command, cwd=project, env=environment, capture_output=True, text=True)
-    (folder / "dbt-build.log").write_text(done.stdout + done.stderr)
+    log = folder / "dbt-build.log"
+    with log.open("w") as output:
+        child = subprocess.Popen(
+            command, cwd=project, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
+        interrupts.on_immediate_exit(child.kill)  # a signal ends the command: dbt with it
+        returncode = child.wait()
+    text = log.read_text(errors="replace")
     failed = _failed_node(folder / "target" / "run_results.json")
-    if done.returncode == 0 and failed is None:
+    if returncode == 0 and failed is None:
         return None
     if failed is not None:
         unique_id, message = failed
         kind = unique_id.split(".", 1)[0]
         what = "fails its tests" if kind in ("test", "unit_test") else "fails to build"
         return f"{what}: {kind} {unique_id.split('.', 2)[-1]}: {one_line(message)}"
-    return f"fails to build: {_first_error(done.stdout + done.stderr)}"
+    return f"fails to build: {_first_error(text)}"
 
 
 def _failed_node(run_results: Path) -> tuple[str, str] | None:
