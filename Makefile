@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: setup setup-spark demo test check unit lint docs fuzz harness-long bench bench-quick bench-spark board clean
+.PHONY: setup setup-spark demo test check unit lint docs fuzz harness-long bench bench-quick bench-parse bench-spark board clean
 
 setup: $(VENV)/.installed
 
@@ -72,6 +72,11 @@ lint: setup
 ## Backfill benchmark (docs/performance.md): refill vs dbt microbatch vs raw DuckDB.
 bench: setup
 	$(BIN)/python -m bench.run
+
+## dbt's parse in a refusal, a dry run and a cold daily, before and after refill's one-parse
+## reuse (docs/performance.md, "The parse and the window").
+bench-parse: setup
+	$(BIN)/python -m bench.parse_cost
 
 ## The same benchmark on tiny data: checks that it runs, not its figures.
 bench-quick: setup

@@ -372,6 +372,7 @@ def build_parser(*, this_installation: bool = True) -> argparse.ArgumentParser:
     for name, module, text in (
         ("cutover", "refill.cutover", "switch a versioned model's readers to a version"),
         ("board", "refill.views.board", "the partition board: an HTML page of the days"),
+        ("ci", "refill.ci", "what a pull request does to the published numbers, vs a base ref"),
     ):
         command = commands.add_parser(name, help=text, arguments_from=module)
         command.set_defaults(handler=_main_of(module))

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from refill import settings
+from refill.errors import RefillError
 
 UNKNOWN_COMMIT = "unknown"
 _BLOCK_BYTES = 1 << 20
@@ -46,6 +47,22 @@ def _git_commit(project_dir: Path) -> str:
     except (OSError, subprocess.CalledProcessError):
         return UNKNOWN_COMMIT
     return f"{head}+dirty" if dirty else head
+
+
+def resolve_ref(folder: Path, ref: str) -> str:
+    """The full commit id a git ref names in the repository holding `folder` (`refill ci
+    --base`), or RefillError in one line. The ref is an argument of git's, never shell
+    text; a ref starting with "-" would read as an option and is refused."""
+    if not ref or ref.startswith("-") or any(ord(char) < 32 for char in ref):
+        raise RefillError(f"not a git ref: {ref[:80]!r}")
+    try:
+        return _git(
+            folder, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+        )
+    except subprocess.CalledProcessError:
+        raise RefillError(f"{ref[:80]!r} names no commit in the repository at {folder}") from None
+    except OSError as error:
+        raise RefillError(f"cannot run git to resolve {ref[:80]!r}: {error}") from None
 
 
 def _git(project_dir: Path, *args: str) -> str:

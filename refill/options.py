@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from refill import settings
+from refill import code_version, settings
 from refill.errors import RefillError, UsageError
 from refill.rules import planning
 from refill.rules.preview import parse_expected_range
@@ -115,6 +115,14 @@ def output_file(flag: str, value: object) -> None:
     writable_folder(flag, path.parent if str(path.parent) else Path("."))
 
 
+def git_ref(flag: str, value: object) -> None:
+    """A ref of the project's git repository that names a commit (`refill ci --base`)."""
+    try:
+        code_version.resolve_ref(settings.project_dir(), str(value))
+    except RefillError as error:
+        raise UsageError(f"{flag}: {error}") from None
+
+
 @dataclass(frozen=True)
 class Option:
     flag: str  # the command line's name, the one the message says
@@ -138,6 +146,8 @@ OPTIONS = (
     Option("--out", ("out",), output_file),
     Option("--expect-change", ("expect_change",), expected_range),
     Option("--report-dir", ("report_dir",), report_dir),
+    Option("--report", ("report",), output_file),
+    Option("--base", ("base",), git_ref),
 )
 
 

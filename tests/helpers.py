@@ -71,6 +71,8 @@ class DayTruth:
     payments: list[tuple[str, Decimal]] = field(
         default_factory=list
     )  # published (currency, amount)
+    # published records (transaction_id, event_ts, amount, currency, market, status)
+    records: list[tuple] = field(default_factory=list)
 
     @property
     def lines(self) -> int:
@@ -117,6 +119,7 @@ def expected_day(landing: Path, day: date, currencies: Iterable[str] = CURRENCIE
             truth.duplicates += len(copies) - 1
             truth.amount += copies[0][2]
             truth.payments.append((copies[0][3], copies[0][2]))
+            truth.records.append(copies[0])
     return truth
 
 

@@ -50,6 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "refill.cli",
             "refill.cli_options",
             "refill.cli_preview",
+            "refill.ci",
             "refill.cutover",
             "refill.demo",
             "refill.sample_data",

@@ -107,13 +107,14 @@ def markdown(report: PreviewReport, record: PreviewRecord) -> str:
     lines += [f"- {line}" for line in _headline(report, record)[1:]]
     for title, headers, rows in _sections(report, record):
         lines += ["", f"## {title}", ""]
-        if not rows:
-            lines.append("none")
-            continue
-        lines.append("| " + " | ".join(headers) + " |")
-        lines.append("|" + "---|" * len(headers))
-        lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+        lines += markdown_table(headers, rows) if rows else ["none"]
     return "\n".join(lines) + "\n"
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> list[str]:
+    """A markdown table's lines (the saved report and `refill ci`'s)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]
 
 
 def page(report: PreviewReport, record: PreviewRecord) -> str:
