@@ -124,14 +124,22 @@ def register_functions(conn: DuckDBPyConnection) -> None:
             conn.create_function(name, function, parameters, return_type, side_effects=True)
 
 
-def limit_memory(conn: DuckDBPyConnection) -> None:
-    """DuckDB's memory limit (settings.duckdb_memory_limit): a big day spills, not grows."""
-    limit = settings.duckdb_memory_limit()
+def limit_memory(conn: DuckDBPyConnection, profile_setting: str | None = None) -> None:
+    """DuckDB's memory budget (settings.duckdb_memory_limit; `profile_setting`: the plugin's
+    `memory_limit` in profiles.yml): a big day spills past it, not grows."""
+    try:
+        limit = settings.duckdb_memory_limit(profile_setting)
+    except RefillError as refused:
+        raise ValueError(f"refill settings: {refused}") from None
     if limit is not None:
         conn.execute("set memory_limit = ?", [limit])
 
 
 class Plugin(BasePlugin):
+    def initialize(self, plugin_config: dict) -> None:
+        # the profile's setting (profiles.yml: the plugin's `config: {memory_limit: ...}`)
+        self.memory_limit = plugin_config.get("memory_limit")
+
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register_functions(conn)
-        limit_memory(conn)
+        limit_memory(conn, self.memory_limit)
