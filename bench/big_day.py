@@ -8,6 +8,7 @@ backfill needs. This lands one day of about LINES lines in two part files (the s
 generator: replays, conflicts and 1% malformed lines), then measures from the shell:
   (a) `refill backfill` of that day, cold (the command starts its temporary Prefect server)
   (e) the plain microbatch (bench/plain_microbatch_project) of the same day
+  (c) the floor (bench/floor.py: one DuckDB script, refill's row rules)
 and prints wall, CPU and peak memory of each process tree, and what each published. The
 landing (about 155 bytes a line) is removed at the end unless --keep.
 """
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lines", type=int, help="about how many lines the day holds")
     parser.add_argument("--out", type=Path, default=REPO_DIR / "bench" / "out" / "big-day")
     parser.add_argument("--keep", action="store_true", help="keep the landing afterwards")
-    parser.add_argument("--only", default="a,e", help="contenders to run: a, e or a,e")
+    parser.add_argument("--only", default="a,e", help="contenders to run, in order: any of a, e, c")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each contender")
     args = parser.parse_args(argv)
 
     args.out = args.out.resolve()  # the contenders run from their own project folders
@@ -56,15 +58,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     results = {"lines": manifest["records"], "bytes": landed_bytes(landing), "runs": []}
     try:
-        only = set(args.only.split(","))
-        if "a" in only:
-            run = command.cold_backfill(bench, landing, BIG_DAY, BIG_DAY, "big-day")
-            results["runs"].append(run.to_json())
-            _show(run)
-        if "e" in only:
-            run, _ = contenders.plain_microbatch(bench, landing, BIG_DAY, BIG_DAY, "big-day")
-            results["runs"].append(run.to_json())
-            _show(run)
+        # interleaved (a, e, c, a, e, c, ...): a change in the machine's load hits each alike
+        for repetition in range(1, args.repeat + 1):
+            name = f"big-day-{repetition}"
+            for contender in args.only.split(","):
+                if contender == "a":
+                    run = command.cold_backfill(bench, landing, BIG_DAY, BIG_DAY, name)
+                elif contender == "e":
+                    run, _ = contenders.plain_microbatch(bench, landing, BIG_DAY, BIG_DAY, name)
+                elif contender == "c":
+                    run = contenders.floor(bench, landing, BIG_DAY, BIG_DAY, name)
+                else:
+                    parser.error(f"unknown contender {contender!r}: a, e or c")
+                results["runs"].append(run.to_json())
+                _show(run)
     finally:
         if not args.keep:
             shutil.rmtree(landing, ignore_errors=True)

@@ -100,28 +100,55 @@ PREVIEW_KEEP_DAYS = 7
 # ($REFILL_PREVIEWS, or --report-dir).
 DEFAULT_PREVIEW_REPORTS = "previews"
 
-# DuckDB's memory limit in dbt's sessions (DuckDB's own form: "384MB", "2GB"). Past it
-# DuckDB spills a statement's work to disk instead of growing: a day cannot be split, and
-# without a limit (DuckDB's default is 80% of the RAM) staging one day of 2,000,000 lines
-# held 0.98 GiB in DuckDB alone, and 10,000,000 lines would hold five times that. With
-# 384MB a cold `refill backfill` of a 10,000,000-line day peaked at 0.86 GiB, Python and
-# the temporary Prefect server included (1.08 GiB with 512MB); a day of 500,000 lines (a
-# chunk's size) took the same time with it as without. Measured in docs/performance.md.
-# REFILL_DUCKDB_MEMORY_LIMIT sets another ("" for DuckDB's default).
+# DuckDB's memory limit in dbt's sessions: a budget, past which DuckDB spills a statement's
+# work to disk instead of growing (a day cannot be split, and without a limit, DuckDB's 80%
+# of the RAM, staging one day of 2,000,000 lines held 0.98 GiB in DuckDB alone, 10,000,000
+# lines five times that). Set as a size in DuckDB's form ("512MB", "2GB", "768MiB") or as a
+# share of the machine's memory ("5%"), by REFILL_DUCKDB_MEMORY_LIMIT or, under it, by the
+# dbt plugin's `memory_limit` in profiles.yml; "" leaves DuckDB's own default. The default,
+# 2% of the machine's memory (491 MiB on the 24 GiB machine of docs/performance.md), keeps a
+# cold `refill backfill` of a 2,000,000- or 10,000,000-line day, Python and the temporary
+# Prefect server included, under 1 GiB there; a budget that holds the day spills nothing and
+# costs less CPU (measured in docs/performance.md, "A big day").
 DUCKDB_MEMORY_LIMIT_ENV = "REFILL_DUCKDB_MEMORY_LIMIT"
-DEFAULT_DUCKDB_MEMORY_LIMIT = "384MB"
+DEFAULT_DUCKDB_MEMORY_LIMIT = "2%"
+MIN_DUCKDB_MEMORY_BYTES = 128 * 2**20  # below it DuckDB spills even a small chunk's joins
 _MEMORY_LIMIT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,3})? ?([KMGT]i?B|B)", re.ASCII)
+_MEMORY_SHARE = re.compile(r"([0-9]{1,2}(\.[0-9]{1,2})?|100) ?%", re.ASCII)
 
 
-def duckdb_memory_limit() -> str | None:
-    """The memory limit for DuckDB (validated here: it reaches SQL as a bound value), or
-    None for DuckDB's default."""
-    raw = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, DEFAULT_DUCKDB_MEMORY_LIMIT).strip()
+def duckdb_memory_limit(profile_setting: str | None = None) -> str | None:
+    """DuckDB's memory limit, validated here (it reaches SQL as a bound value): the size
+    REFILL_DUCKDB_MEMORY_LIMIT says, else the profile's (`profile_setting`), else the
+    default share; a share becomes a size of the machine's memory. None: DuckDB's default."""
+    from_env = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV)
+    source = DUCKDB_MEMORY_LIMIT_ENV if from_env is not None else "the profile's memory_limit"
+    raw = from_env if from_env is not None else profile_setting
+    if raw is None:
+        source, raw = "the default", DEFAULT_DUCKDB_MEMORY_LIMIT
+    raw = str(raw).strip()
     if not raw:
         return None
-    if not _MEMORY_LIMIT.fullmatch(raw):
-        raise RefillError(f"{DUCKDB_MEMORY_LIMIT_ENV}={raw[:40]!r} is not a size like 512MB or 2GB")
-    return raw
+    if _MEMORY_LIMIT.fullmatch(raw):
+        return raw
+    share = _MEMORY_SHARE.fullmatch(raw)
+    if share and float(share[1]) > 0:
+        limit = max(round(machine_memory_bytes() * float(share[1]) / 100), MIN_DUCKDB_MEMORY_BYTES)
+        return f"{limit // 2**20}MiB"
+    raise RefillError(f"{source}={raw[:40]!r} is not a size like 512MB or 2GB, nor a share like 5%")
+
+
+def machine_memory_bytes() -> int:
+    """The memory this process may use: the machine's, or its container's limit if lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
 
 
 # -- views ---------------------------------------------------------------------------------

@@ -29,33 +29,39 @@
     {%- else -%}
         {%- set root = refill_landing_root() -%}
         {#-- Two readers, the same lines (refill_split_landed_lines says what a line is).
-             A plain text file (readiness's PartSummary.is_plain_text: valid UTF-8, no
-             carriage return, 0x1f or NUL byte, no byte order mark, no line over 1 MiB) is
-             streamed by read_csv as one text column, a batch at a time, numbered by WITH
-             ORDINALITY in file order: memory does not grow with the file, and a day cannot
-             be split. For such a file read_csv's lines are the rule's: a newline ends a
-             line, an empty line comes back null (read as ''), a final newline starts no
-             line. Any other file is read whole by the exact rule. --#}
-        {%- set plain_parts = [] -%}
+             A text file the engine's line reader can stream (readiness's
+             PartSummary.line_ending: valid UTF-8, no 0x1f or NUL byte, no byte order mark,
+             no line over 1 MiB, and every line ended by "\n" with no carriage return, or
+             every one by "\r\n" with no other carriage return) is streamed by read_csv as
+             one text column, a batch at a time, numbered by WITH ORDINALITY in file order:
+             memory does not grow with the file, and a day cannot be split. For such a file
+             read_csv's lines are the rule's: a newline (with its carriage return, in a CRLF
+             file) ends a line, an empty line comes back null (read as ''), a final newline
+             starts no line. Any other file is read whole by the exact rule. --#}
+        {%- set streamed_parts = [] -%}
         {%- set exact_parts = [] -%}
         {%- if execute -%}
             {%- set literals = [] -%}
             {%- for part in part_files -%}{%- do literals.append(refill_string_literal(part)) -%}{%- endfor -%}
             {%- set checked = run_query(
-                "select unnest(parts) as part, unnest(refill_plain_text_part_files(parts)) as is_plain"
+                "select unnest(parts) as part, unnest(refill_part_line_endings(parts)) as line_ending"
                 ~ " from (select [" ~ (literals | join(", ")) ~ "] as parts)"
             ) -%}
             {%- for row in checked.rows -%}
-                {%- do (plain_parts if row[1] else exact_parts).append(row[0]) -%}
+                {%- if row[1] is none -%}
+                    {%- do exact_parts.append(row[0]) -%}
+                {%- else -%}
+                    {%- do streamed_parts.append((row[0], row[1])) -%}
+                {%- endif -%}
             {%- endfor -%}
         {%- else -%}
             {%- do exact_parts.extend(part_files) -%}
         {%- endif -%}
-        {#-- The query is assembled as data (refill_with_ctes): a CTE per plain file, the
+        {#-- The query is assembled as data (refill_with_ctes): a CTE per streamed file, the
              whole-file read of the others, and their union, whichever of them there are. --#}
         {%- set ctes = [] -%}
         {%- set readers = [] -%}
-        {%- for part in plain_parts | sort -%}
+        {%- for part, line_ending in streamed_parts | sort -%}
             {%- set body -%}
             select
                 {{ refill_string_literal(part) }} as file_name,
@@ -70,6 +76,9 @@
                 delim = chr(31),
                 quote = '',
                 escape = '',
+                {%- if line_ending == '\r\n' %}
+                new_line = '\r\n',
+                {%- endif %}
                 auto_detect = false
             ) with ordinality
             {%- endset -%}

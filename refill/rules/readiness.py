@@ -72,10 +72,11 @@ _LANDING_ROOT_FORBIDDEN = re.compile(r"[*?\[\]{}\\\x00-\x1f\x7f]")
 # again on every call until it is older than this, as git treats "racily clean" files.
 SETTLED_NS = 2_000_000_000
 SUMMARY_BLOCK_BYTES = 1 << 20  # a part file is counted and hashed a block at a time
-# Bytes that make a part file not plain text (see PartSummary.is_plain_text): a carriage
-# return (a streaming line reader ends a line at a lone one, the row rule does not), the
-# byte the engine's line reader takes for a column separator, and NUL.
-_NOT_PLAIN_BYTES = (b"\r", b"\x1f", b"\x00")
+# Bytes that make a part file not text the engine's line reader can stream (see
+# PartSummary.line_ending): the byte it takes for a column separator, and NUL. A carriage
+# return is streamable only as the first byte of every CRLF (a line reader ends a line at a
+# lone one, the row rule does not; it refuses a file mixing LF and CRLF).
+_NOT_TEXT_BYTES = (b"\x1f", b"\x00")
 # The longest line a plain file may hold, newline included: the engine's line reader refuses
 # lines over 2 MiB by default. At least SUMMARY_BLOCK_BYTES, so only a line that crosses a
 # block boundary can be longer (see _summarize).
@@ -251,11 +252,18 @@ class PartSummary:
 
     lines: int
     sha256: bytes
-    # Valid UTF-8 with no byte order mark, no carriage return, unit separator (0x1f) or NUL,
-    # and no line over PLAIN_LINE_MAX_BYTES: a streaming line reader gives exactly the row
-    # rule's lines for such a file (refill_read_landed_lines), in memory that does not grow
-    # with the file. Any other file is read by the exact rule (refill_split_landed_lines).
-    is_plain_text: bool = False
+    # Valid UTF-8 with no byte order mark, unit separator (0x1f) or NUL, no line over
+    # PLAIN_LINE_MAX_BYTES, and every line ended alike: "\n" (no carriage return at all) or
+    # "\r\n" (every newline after a carriage return, no other carriage return; the last line
+    # may have no newline). A streaming line reader gives exactly the row rule's lines for
+    # such a file (refill_read_landed_lines), in memory that does not grow with the file.
+    # None: any other file, read by the exact rule (refill_split_landed_lines).
+    line_ending: str | None = None
+
+    @property
+    def is_plain_text(self) -> bool:
+        """Text the engine's line reader streams, with LF endings (no carriage return)."""
+        return self.line_ending == "\n"
 
 
 def part_summary(path: Path) -> PartSummary:
@@ -280,6 +288,8 @@ def _summarize(path: Path, judged: tuple) -> PartSummary:
     be large)."""
     digest = hashlib.sha256()
     newlines = 0
+    carriage_returns = 0
+    crlf_pairs = 0
     last_byte = b""
     utf8 = codecs.getincrementaldecoder("utf-8")()
     is_plain = True
@@ -290,10 +300,18 @@ def _summarize(path: Path, judged: tuple) -> PartSummary:
             newlines += block.count(b"\n")
             if is_plain:
                 is_plain, open_line = _still_plain(block, not last_byte, open_line, utf8)
+                carriage_returns += block.count(b"\r")
+                # a pair split across two blocks counts once
+                crlf_pairs += block.count(b"\r\n") + (last_byte == b"\r" and block[:1] == b"\n")
             last_byte = block[-1:]
     if is_plain:
         is_plain = _decodes(utf8, b"", final=True)  # no character cut short at the end
-    return PartSummary(_line_count(newlines, last_byte), digest.digest(), is_plain)
+    ending = None
+    if is_plain and carriage_returns == 0:
+        ending = "\n"
+    elif is_plain and carriage_returns == crlf_pairs == newlines:
+        ending = "\r\n"
+    return PartSummary(_line_count(newlines, last_byte), digest.digest(), ending)
 
 
 def _still_plain(block: bytes, is_first: bool, open_line: int, utf8) -> tuple[bool, int]:
@@ -302,7 +320,7 @@ def _still_plain(block: bytes, is_first: bool, open_line: int, utf8) -> tuple[bo
     line that crosses into this block needs counting."""
     if is_first and block.startswith(codecs.BOM_UTF8):
         return False, 0
-    if any(byte in block for byte in _NOT_PLAIN_BYTES) or not _decodes(utf8, block):
+    if any(byte in block for byte in _NOT_TEXT_BYTES) or not _decodes(utf8, block):
         return False, 0
     first_newline = block.find(b"\n")
     if first_newline < 0:
@@ -323,12 +341,13 @@ def _decodes(utf8, block: bytes, final: bool = False) -> bool:
     return True
 
 
-def is_plain_text_part(landing_root: Path, relative_part: str) -> bool:
-    """Whether a part file (relative to the landing root) is plain text (PartSummary). Asked
+def part_line_ending(landing_root: Path, relative_part: str) -> str | None:
+    """How a part file (relative to the landing root) ends its lines if the engine's line
+    reader can stream it ("\n" or "\r\n"), else None (PartSummary.line_ending). Asked
     by the line reader just before it reads: a path that is not a part file's, a part file
     under a folder that is not the landing's own, or one that is no longer a regular file
     with one link raises LandedFileProblem (one line naming it), so the engine never opens
-    what readiness would refuse. No file at all is not plain: the exact reader fails on it."""
+    what readiness would refuse. No file at all is not streamed: the exact reader fails on it."""
     dataset, folder, name = ([*PurePosixPath(relative_part).parts, "", "", ""])[:3]
     if (
         PurePosixPath(relative_part).parts != (dataset, folder, name)
@@ -342,9 +361,9 @@ def is_plain_text_part(landing_root: Path, relative_part: str) -> bool:
     if problem and problem != "no landing folder":
         raise LandedFileProblem(problem)
     try:
-        return part_summary(path).is_plain_text
+        return part_summary(path).line_ending
     except FileNotFoundError:
-        return False
+        return None
 
 
 def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:

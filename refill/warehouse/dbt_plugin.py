@@ -47,14 +47,15 @@ def refill_landed_days(dataset: str) -> str:
     return json.dumps([d.isoformat() for d in days])
 
 
-def refill_plain_text_part_files(part_files: list[str]) -> list[bool]:
-    """For each part file (relative to the landing root), whether it is plain text: the line
-    reader streams those and reads the others whole (refill_read_landed_lines). Asked just
-    before the read, so a part file that stopped being a regular file of the landing since
-    its readiness check (swapped for a symbolic link, say) stops the build, naming it."""
+def refill_part_line_endings(part_files: list[str]) -> list[str | None]:
+    """For each part file (relative to the landing root), the line ending the line reader
+    streams it by ("\n" or "\r\n"), or null: read whole by the exact rule
+    (refill_read_landed_lines). Asked just before the read, so a part file that stopped
+    being a regular file of the landing since its readiness check (swapped for a symbolic
+    link, say) stops the build, naming it."""
     root = settings.landing_root()
     try:
-        return [readiness.is_plain_text_part(root, part) for part in part_files]
+        return [readiness.part_line_ending(root, part) for part in part_files]
     except readiness.LandedFileProblem as refused:
         raise ValueError(f"refill readiness: {refused}; nothing written") from None
 
@@ -104,11 +105,7 @@ _FUNCTIONS = {
         "VARCHAR",
     ),
     "refill_preview_refusal": (refill_preview_refusal, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
-    "refill_plain_text_part_files": (
-        refill_plain_text_part_files,
-        ["VARCHAR[]"],
-        "BOOLEAN[]",
-    ),
+    "refill_part_line_endings": (refill_part_line_endings, ["VARCHAR[]"], "VARCHAR[]"),
 }
 
 
@@ -124,14 +121,22 @@ def register_functions(conn: DuckDBPyConnection) -> None:
             conn.create_function(name, function, parameters, return_type, side_effects=True)
 
 
-def limit_memory(conn: DuckDBPyConnection) -> None:
-    """DuckDB's memory limit (settings.duckdb_memory_limit): a big day spills, not grows."""
-    limit = settings.duckdb_memory_limit()
+def limit_memory(conn: DuckDBPyConnection, profile_setting: str | None = None) -> None:
+    """DuckDB's memory budget (settings.duckdb_memory_limit; `profile_setting`: the plugin's
+    `memory_limit` in profiles.yml): a big day spills past it, not grows."""
+    try:
+        limit = settings.duckdb_memory_limit(profile_setting)
+    except RefillError as refused:
+        raise ValueError(f"refill settings: {refused}") from None
     if limit is not None:
         conn.execute("set memory_limit = ?", [limit])
 
 
 class Plugin(BasePlugin):
+    def initialize(self, plugin_config: dict) -> None:
+        # the profile's setting (profiles.yml: the plugin's `config: {memory_limit: ...}`)
+        self.memory_limit = plugin_config.get("memory_limit")
+
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register_functions(conn)
-        limit_memory(conn)
+        limit_memory(conn, self.memory_limit)

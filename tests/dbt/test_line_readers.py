@@ -1,8 +1,9 @@
 """The two line readers give the same lines.
 
-A plain text part file (valid UTF-8, no carriage return, 0x1f or NUL byte, no byte order
-mark, no line over 1 MiB) is streamed by the engine's line reader, so a big day's memory does
-not grow with its files; any other file is read whole by the row rule
+A text part file (valid UTF-8, no 0x1f or NUL byte, no byte order mark, no line over 1 MiB,
+every line ended by LF with no carriage return, or every one by CRLF with no other) is
+streamed by the engine's line reader, so a big day's memory does not grow with its files
+(within DuckDB's memory budget); any other file is read whole by the row rule
 (macros/rules/refill_split_landed_lines.sql), the one definition of a landed line. Both
 must give every line with the same file, number, text and UTF-8 flag.
 """
@@ -15,6 +16,7 @@ import duckdb
 import pytest
 
 from bench.floor import rule_sql
+from refill import settings
 from refill.cli import main
 from refill.rules import readiness
 from refill.rules.window import window_vars
@@ -41,6 +43,9 @@ PART_FILES = {
     "part-0008.jsonl": (b"a\x1fb\n", False),
     "part-0009.jsonl": (b"nul\x00byte\n", False),
     "part-0010.jsonl": (b"short\n" + LONG_LINE + b"\nshort\n", False),
+    # every line ended by CRLF: streamed too (an empty line, no final newline)
+    "part-0011.jsonl": (payment_line(DAY, 3).encode() + b"\r\n\r\n\xc3\xa9 \r\nlast", True),
+    "part-0012.jsonl": (b"lf\ncrlf\r\n", False),  # mixed line endings
 }
 
 
@@ -54,20 +59,22 @@ def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project):
     for name, (content, _) in PART_FILES.items():
         (folder / name).write_bytes(content)
     assert readiness.day_readiness(workspace.landing, DATASET, DAY).is_ready
-    # AND readiness tells the plain ones apart
-    plain = {name: readiness.part_summary(folder / name).is_plain_text for name in PART_FILES}
-    assert plain == {name: is_plain for name, (_, is_plain) in PART_FILES.items()}
+    # AND readiness tells the ones the line reader streams apart
+    streamed = {
+        name: readiness.part_summary(folder / name).line_ending is not None for name in PART_FILES
+    }
+    assert streamed == {name: is_streamed for name, (_, is_streamed) in PART_FILES.items()}
 
     # WHEN the day is built
     outcome = dbt_project.build(window_vars(DAY, DAY))
 
-    # THEN the plain files were streamed (one read_csv each) and the others read whole
+    # THEN the streamed files were read by read_csv (one each) and the others read whole
     assert outcome.success, outcome.message
     (view_sql,) = query(
         workspace.warehouse,
         "select sql from duckdb_views() where view_name = 'stg_payments__raw_lines'",
     )[0]
-    assert view_sql.count("read_csv(") == sum(plain.values())
+    assert view_sql.count("read_csv(") == sum(streamed.values())
     assert "read_blob(" in view_sql
     # AND the staged lines are exactly what the row rule gives for every file
     staged = query(
@@ -145,7 +152,7 @@ def assert_published_as_the_oracle_says(workspace) -> None:
 
 @pytest.mark.parametrize("parts_of", ODD_KINDS.values(), ids=list(ODD_KINDS))
 def test_a_window_whose_every_part_file_is_not_plain_text_builds(workspace, dbt_project, parts_of):
-    # GIVEN a window whose every part file is of one kind the plain reader does not take
+    # GIVEN a window whose every part file is of one odd kind (CRLF: streamed; not UTF-8: whole)
     land_odd_window(workspace.landing, parts_of)
 
     # WHEN `dbt build --vars` builds the window
@@ -159,7 +166,7 @@ def test_a_window_whose_every_part_file_is_not_plain_text_builds(workspace, dbt_
 @pytest.mark.usefixtures("prefect_harness")
 @pytest.mark.parametrize("parts_of", ODD_KINDS.values(), ids=list(ODD_KINDS))
 def test_refill_daily_and_backfill_build_a_window_of_one_odd_kind(workspace, parts_of):
-    # GIVEN a window whose every part file is of one kind the plain reader does not take
+    # GIVEN a window whose every part file is of one odd kind (CRLF: streamed; not UTF-8: whole)
     land_odd_window(workspace.landing, parts_of)
     run = ["--retries", "1", "--retry-delay", "0", "--lock-wait", "30"]
 
@@ -172,3 +179,40 @@ def test_refill_daily_and_backfill_build_a_window_of_one_odd_kind(workspace, par
     # THEN both succeed and every day is published as the oracle says
     assert (daily, backfill) == (0, 0)
     assert_published_as_the_oracle_says(workspace)
+
+
+# -- a big day of CRLF files, in the memory budget ---------------------------------------------
+
+BIG_CRLF_DAY = date(2025, 4, 11)
+BIG_CRLF_LINES = 300_000  # two files of about 24 MB: the whole-file split needs about 4x that
+
+
+def test_a_big_day_of_crlf_files_is_read_within_the_memory_budget(
+    workspace, dbt_project, monkeypatch
+):
+    # GIVEN a day whose part files end every line with CRLF (a Windows export), each far
+    # bigger than a quarter of DuckDB's memory budget, and a replay in each
+    monkeypatch.setenv(settings.DUCKDB_MEMORY_LIMIT_ENV, "128MB")
+    lines = [payment_line(BIG_CRLF_DAY, n).encode() for n in range(BIG_CRLF_LINES)]
+    parts = [
+        b"\r\n".join([*lines[: BIG_CRLF_LINES // 2], lines[0]]) + b"\r\n",
+        b"\r\n".join([*lines[BIG_CRLF_LINES // 2 :], lines[-1]]) + b"\r\n",
+    ]
+    write_landed_day(
+        workspace.landing, BIG_CRLF_DAY, [[], []], manifest={"records": BIG_CRLF_LINES + 2}
+    )
+    folder = readiness.day_folder(workspace.landing, DATASET, BIG_CRLF_DAY)
+    for index, content in enumerate(parts):
+        (folder / f"part-{index:04d}.jsonl").write_bytes(content)
+    assert readiness.day_readiness(workspace.landing, DATASET, BIG_CRLF_DAY).is_ready
+
+    # WHEN the day is built
+    outcome = dbt_project.build(window_vars(BIG_CRLF_DAY, BIG_CRLF_DAY))
+
+    # THEN it builds, every line read once with the CR dropped: the lines are the payments,
+    # each published once, and the two replays are duplicates
+    assert outcome.success, outcome.message
+    assert query(
+        workspace.warehouse,
+        "select line_status, count(*) from staging.stg_payments__lines group by 1 order by 1",
+    ) == [("duplicate", 2), ("published", BIG_CRLF_LINES)]

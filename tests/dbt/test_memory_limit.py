@@ -1,37 +1,112 @@
-"""dbt's DuckDB sessions get refill's memory limit (the dbt plugin, on every path): a big
-day spills to disk instead of growing with the day (docs/performance.md, a big day)."""
+"""dbt's DuckDB sessions get refill's memory budget (the dbt plugin, on every path): a big
+day spills to disk past it instead of growing with the day (docs/performance.md, a big
+day). The budget is a size or a share of the machine's memory, from REFILL_DUCKDB_MEMORY_LIMIT
+or else the profile's plugin setting, validated in one place (refill.settings)."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from refill import settings
 from refill.errors import RefillError
-from refill.warehouse.dbt_plugin import limit_memory
+from refill.warehouse.dbt_plugin import Plugin, limit_memory
+
+GIB = 2**30
 
 
 def memory_limit(connection) -> str:
     return connection.execute("select current_setting('memory_limit')").fetchone()[0]
 
 
-def test_the_default_limit_is_set(monkeypatch: pytest.MonkeyPatch):
+def duckdb_reads(size: str) -> str:
+    """How DuckDB shows a limit it was given (its own rounding and units)."""
+    with duckdb.connect() as reference:
+        reference.execute("set memory_limit = ?", [size])
+        return memory_limit(reference)
+
+
+@pytest.fixture
+def machine_of_10_gib(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(settings, "machine_memory_bytes", lambda: 10 * GIB)
     monkeypatch.delenv(settings.DUCKDB_MEMORY_LIMIT_ENV, raising=False)
-    with duckdb.connect() as connection, duckdb.connect() as reference:
-        reference.execute("set memory_limit = ?", [settings.DEFAULT_DUCKDB_MEMORY_LIMIT])
+
+
+def test_the_default_is_a_share_of_the_machine_s_memory(machine_of_10_gib):
+    # 2% of 10 GiB: 204.8 MiB, whole MiB
+    assert settings.duckdb_memory_limit() == "204MiB"
+    with duckdb.connect() as connection:
         limit_memory(connection)
-        assert memory_limit(connection) == memory_limit(reference)
+        assert memory_limit(connection) == duckdb_reads("204MiB")
+
+
+def test_the_default_follows_the_machine(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(settings.DUCKDB_MEMORY_LIMIT_ENV, raising=False)
+    monkeypatch.setattr(settings, "machine_memory_bytes", lambda: 64 * GIB)
+    bigger = settings.duckdb_memory_limit()
+    monkeypatch.setattr(settings, "machine_memory_bytes", lambda: 1 * GIB)
+    # never so small that a small chunk's joins spill
+    assert settings.duckdb_memory_limit() == f"{settings.MIN_DUCKDB_MEMORY_BYTES // 2**20}MiB"
+    assert bigger == f"{round(64 * GIB * 0.02) // 2**20}MiB"
+
+
+def test_the_machine_s_memory_is_what_the_system_reports():
+    total = settings.machine_memory_bytes()
+    assert 0 < total <= duckdb_total_ram_bytes() * 1.01
+
+
+def duckdb_total_ram_bytes() -> int:
+    with duckdb.connect() as connection:
+        # DuckDB's default limit is 80% of what it finds (the machine's or its container's)
+        connection.execute("reset memory_limit")
+        shown = memory_limit(connection)
+    number, unit = shown.split()
+    return round(float(number) * {"MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[unit] / 0.8)
+
+
+def test_the_environment_wins_over_the_profile(machine_of_10_gib, monkeypatch):
+    monkeypatch.setenv(settings.DUCKDB_MEMORY_LIMIT_ENV, "10%")
+    assert settings.duckdb_memory_limit("300MB") == "1024MiB"
+
+
+def test_the_profile_s_setting_reaches_every_dbt_session(machine_of_10_gib):
+    # the plugin as dbt-duckdb makes it from profiles.yml (`config: {memory_limit: ...}`)
+    plugin = Plugin(name="refill", plugin_config={"memory_limit": "300MB"})
+    with duckdb.connect() as connection:
+        plugin.configure_connection(connection)
+        assert memory_limit(connection) == duckdb_reads("300MB")
 
 
 def test_an_empty_setting_keeps_duckdb_s_default(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(settings.DUCKDB_MEMORY_LIMIT_ENV, "")
     with duckdb.connect() as connection, duckdb.connect() as untouched:
-        limit_memory(connection)
+        limit_memory(connection, "300MB")
         assert memory_limit(connection) == memory_limit(untouched)
 
 
-@pytest.mark.parametrize("value", ["lots", "1GB; drop table x", "-1GB", "1 G B"])
-def test_a_limit_that_is_not_a_size_is_refused_by_name(monkeypatch, value):
+@pytest.mark.parametrize(
+    "value", ["lots", "1GB; drop table x", "-1GB", "1 G B", "0%", "101%", "5%%", "50 % x"]
+)
+def test_a_limit_that_is_not_a_size_or_share_is_refused_by_name(monkeypatch, value):
     monkeypatch.setenv(settings.DUCKDB_MEMORY_LIMIT_ENV, value)
     with pytest.raises(RefillError, match=settings.DUCKDB_MEMORY_LIMIT_ENV):
         settings.duckdb_memory_limit()
+
+
+def test_a_bad_profile_setting_stops_the_session_naming_it(machine_of_10_gib):
+    plugin = Plugin(name="refill", plugin_config={"memory_limit": "plenty"})
+    with duckdb.connect() as connection, pytest.raises(ValueError, match="memory_limit"):
+        plugin.configure_connection(connection)
+
+
+@given(share=st.decimals(min_value="0.01", max_value="100", places=2))
+def test_any_share_is_that_share_of_the_machine_in_whole_mib(share):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(settings, "machine_memory_bytes", lambda: 10 * GIB)
+        patch.setenv(settings.DUCKDB_MEMORY_LIMIT_ENV, f"{share.normalize():f}%")
+        limit = settings.duckdb_memory_limit()
+    expected = max(round(10 * GIB * float(share) / 100), settings.MIN_DUCKDB_MEMORY_BYTES)
+    assert limit == f"{expected // 2**20}MiB"
+    assert duckdb_reads(limit)  # DuckDB takes it

@@ -24,12 +24,16 @@ FIRST_DAY = date(2025, 5, 5)
 
 # -- part files of every kind ------------------------------------------------------------
 
-# How a part file's bytes are written from its lines. "plain" is what the streaming reader
-# takes; every other kind is one the plain-text check sends to the exact reader (or, like
-# empty lines and a missing final newline, a plain file's edge).
+# How a part file's bytes are written from its lines. "plain" and "crlf" (every line ended
+# alike) are what the streaming reader takes; every other kind is one the text check sends
+# to the exact reader (or, like empty lines and a missing final newline, a streamed file's
+# edge).
 FILE_KINDS = (
     "plain",
     "crlf",
+    "crlf_no_final_newline",
+    "mixed_endings",
+    "cr_before_crlf",
     "lone_cr",
     "bom",
     "not_utf8",
@@ -78,6 +82,12 @@ def file_bytes(kind: str, lines: list[bytes], day: date) -> bytes:
         return b""
     if kind == "crlf":
         return b"".join(line + b"\r\n" for line in lines)
+    if kind == "crlf_no_final_newline":
+        return b"\r\n".join(lines)
+    if kind == "mixed_endings":  # LF and CRLF in one file: the exact reader's
+        return b"".join(line + (b"\r\n" if n % 2 else b"\n") for n, line in enumerate(lines))
+    if kind == "cr_before_crlf":  # a line ended by CR CR LF: both CRs are dropped
+        return b"".join(line + (b"\r\r\n" if n == 0 else b"\r\n") for n, line in enumerate(lines))
     if kind == "no_final_newline":
         return b"\n".join(lines)
     changed = list(lines)
