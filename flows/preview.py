@@ -35,7 +35,7 @@ from refill.rules.window import window_vars
 from refill.views import preview_report
 from refill.warehouse import ops, preview_store
 from refill.warehouse.dbt_runner import DbtProject
-from refill.warehouse.engine import require_transactions, warehouse_at
+from refill.warehouse.engine import require_previews, warehouse_at
 
 
 def run_preview(
@@ -161,7 +161,7 @@ def _publish_artifact(report: rules.PreviewReport, record: rules.PreviewRecord) 
 def preview_path(project, plan, selection, report, asked: dict):
     """The backfill flow's `--preview` and `--from-preview ID` (a `confirm` naming a preview),
     once it has planned: `asked` holds the flow's parameters; fills the flow's `report`."""
-    require_transactions(warehouse_at(), "a restatement preview (--preview, --from-preview)")
+    require_previews(warehouse_at(), "a restatement preview (--preview, --from-preview)")
     parameters = {
         name: asked[name] for name in ("start", "end", "order", "chunk_days", "chunk_lines")
     }

@@ -100,7 +100,7 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     ):
         if warehouse.exists():
             with ops.connect(warehouse) as connection:
-                if store.transactions:  # previews exist only there (engine.require_transactions)
+                if store.keeps_previews:  # previews exist only there (engine.require_previews)
                     alive = functools.partial(run_liveness.is_alive, warehouse)
                     for preview_id in preview_store.drop_abandoned_previews(connection, alive):
                         get_run_logger().info(

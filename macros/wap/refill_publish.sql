@@ -42,20 +42,12 @@
 
 {% macro spark__refill_publish(results) %}
     {#--
-        Spark (on-run-end): publish the invocation's chunks without a multi-table
-        transaction (parquet has none). Every shadow was written and audited before this
-        runs; if any node of the invocation failed, nothing is published. Then, in order:
-          1. each model's window replaced from its shadow (spark__refill_publish_partitions_sql:
-             a dynamic overwrite of the days the chunk has, and the window's other days
-             cleared, so an empty day ends empty), models in the order dbt built them;
-          2. the ledger rows of the whole chunk, LAST, in one statement (a dynamic overwrite
-             of ops.partition_ledger's (model, day) partitions): the ledger never claims a
-             day whose data was not replaced;
-          3. the statements the chunk staged (views refill cutover reads), the consumer views;
-          4. the shadows emptied and dropped.
-        A crash anywhere leaves the ledger as it was for the chunk's days (or all of step 2
-        done), and rerunning the chunk converges: each step replaces, never appends. Each
-        crash window and why it is harmless: docs/guarantees.md, "Engines".
+        Spark (on-run-end): publish the invocation's chunk without a multi-table
+        transaction (parquet has none): spark__refill_publish_nodes, ledger last (its steps
+        and crash windows there, and in docs/guarantees.md, "Engines"). Every shadow was
+        written and audited before this runs; if any node of the invocation failed, nothing
+        is published. Under a preview the chunk is kept instead (spark__refill_keep_preview).
+        Then the window's work tables are emptied and its landing tables dropped.
         Runs its statements itself (Spark takes one per call); renders nothing.
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
@@ -75,69 +67,12 @@
     {%- endif -%}
 
     {%- if refill_preview_id() is not none -%}
-        {#-- A preview keeps its chunk in one transaction (refill_keep_preview): not built on
-             Spark. Refused before anything is replaced, so nothing is published. --#}
-        {%- do refill_spark_drop_shadows(chunk) -%}
-        {{ exceptions.raise_compiler_error(
-            "refill preview: a restatement preview is not built for Spark yet; nothing published") }}
+        {#-- A preview (refill backfill --preview): the chunk is kept under the preview's
+             id, not published (refill_keep_preview); nothing consumers read changes. --#}
+        {%- do refill_keep_preview(chunk) -%}
+    {%- else -%}
+        {%- do refill_publish_nodes(chunk) -%}
     {%- endif -%}
-    {%- set publishing = chunk | map(attribute='alias') | list -%}
-    {%- for node in chunk -%}
-        {%- set target = refill_node_relation(node) -%}
-        {%- set shadow = refill_shadow_relation(target) -%}
-        {%- set partition_column = node.config.partition_column -%}
-        {%- if refill_is_full_refresh(node) -%}
-            {#-- Every landed day: the table's files become the shadow's rows (a static
-                 overwrite of the whole folder), then it is registered again with its
-                 dynamic option, which every later window's publish relies on. First, the
-                 ledger forgets the days the shadow lacks (refill_spark_forget_unbuilt_days). --#}
-            {%- do refill_spark_forget_unbuilt_days(node) -%}
-            {%- do run_query("drop table if exists " ~ target) -%}
-            {%- do run_query("create schema if not exists " ~ target.schema) -%}
-            {%- do run_query("create table " ~ target
-                ~ " using parquet options (partitionOverwriteMode 'static') partitioned by (" ~ partition_column ~ ")"
-                ~ " location " ~ refill_spark_location(target) ~ " as select * from " ~ shadow) -%}
-            {%- do run_query("drop table " ~ target) -%}
-            {%- do refill_spark_register(target) -%}
-        {%- else -%}
-            {%- set columns = [] -%}
-            {%- for column in adapter.get_columns_in_relation(shadow) -%}
-                {%- do columns.append(column.name ~ ' ' ~ column.data_type) -%}
-            {%- endfor -%}
-            {%- do refill_spark_register(target, columns | join(', '), partition_column) -%}
-            {%- do refill_publish_partitions_sql(target, shadow, partition_column) -%}
-        {%- endif -%}
-    {%- endfor -%}
-
-    {%- set ledgers = [] -%}
-    {%- for node in chunk -%}
-        {%- do ledgers.append('select * from ' ~ refill_shadow_relation(refill_node_relation(node), '__ledger')) -%}
-    {%- endfor -%}
-    {%- do run_query(
-        "insert overwrite table ops.partition_ledger partition (model_name, partition_date)"
-        ~ " select status, run_id, git_commit, code_version, source_fingerprint, rows_written, source_records,"
-        ~ " is_backfill, window_start, window_end, published_at, reference_fingerprint, model_name, partition_date"
-        ~ " from (" ~ ledgers | join(' union all ') ~ ") as chunk_ledger") -%}
-
-    {%- for node in chunk -%}
-        {%- set staged = refill_shadow_relation(refill_node_relation(node), '__on_publish') -%}
-        {%- set found = run_query(
-            "show tables in " ~ staged.schema ~ " like " ~ refill_string_literal(staged.identifier)) -%}
-        {%- if found.rows | length > 0 -%}
-            {%- for statement in run_query('select statement from ' ~ staged).columns[0].values() -%}
-                {%- do refill_spark_run_view_ddl(statement) -%}
-            {%- endfor -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {%- set versioned = [] -%}
-    {%- for node in chunk if node.version is not none and node.name not in versioned -%}
-        {%- do versioned.append(node.name) -%}
-    {%- endfor -%}
-    {%- for model_name in versioned -%}
-        {%- set view_sql = refill_create_version_view(model_name, publishing) -%}
-        {%- if view_sql | trim -%}{%- do refill_spark_run_view_ddl(view_sql) -%}{%- endif -%}
-    {%- endfor -%}
-    {%- do refill_spark_drop_shadows(chunk) -%}
     {%- do refill_spark_empty_work_tables(results) -%}
     {%- do refill_spark_drop_landing_tables() -%}
     {{ return('') }}

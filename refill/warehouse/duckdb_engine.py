@@ -41,6 +41,7 @@ class DuckDBWarehouse:
     concurrent_writers: ClassVar[bool] = False
     name: ClassVar[str] = "duckdb"
     transactions: ClassVar[bool] = True
+    keeps_previews: ClassVar[bool] = True
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:

@@ -55,6 +55,10 @@ class Warehouse(Protocol):
     # Whether several statements commit together: cutover's checked switch and the
     # preview's kept chunks are built on it; an engine without it refuses them by name.
     transactions: bool
+    # Whether what one process keeps (a restatement preview's chunks and record) is there
+    # for the next: DuckDB's file, a Spark cluster's metastore; not a Spark in each process
+    # (its catalog is in memory, registered again per process from the published folders).
+    keeps_previews: bool
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:
@@ -132,12 +136,13 @@ def warehouse_at(path: Path | None = None) -> Warehouse:
     return engine()(settings.warehouse_path() if path is None else path)
 
 
-def require_transactions(warehouse: Warehouse, what: str) -> None:
-    """Refuse, in one line, `what` on an engine whose statements do not commit together."""
-    if not warehouse.transactions:
+def require_previews(warehouse: Warehouse, what: str) -> None:
+    """Refuse, in one line, `what` on an engine where a preview cannot outlive its process."""
+    if not warehouse.keeps_previews:
         raise UsageError(
-            f"{what} needs an engine whose statements commit together (DuckDB); "
-            f"it is not built for {warehouse.name} yet: nothing was written"
+            f"{what} needs a warehouse that keeps it between processes (DuckDB, or a Spark "
+            f"cluster's metastore: DBT_TARGET=spark-cluster); not {warehouse.name}, whose "
+            "catalog is each process's own: nothing was written"
         )
 
 

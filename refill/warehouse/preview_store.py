@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 
 from refill import settings
 from refill.errors import RefillError
@@ -60,9 +61,41 @@ create table if not exists ops.refill_preview_chunks (
 """
 
 
+# Spark: parquet tables partitioned by preview (a preview's rows are dropped by overwriting
+# its partition with none: no delete on parquet), external at the warehouse's own folder
+# (refill_spark_location), the partition column last as Spark keeps it.
+SPARK_COLUMNS = {
+    "refill_previews": "run_id string, created_at timestamp, expires_at timestamp, "
+    "window_start date, window_end date, select_models string, record string, report string",
+    "refill_preview_chunks": "chunk_start date, chunk_end date, run_id string, "
+    "published_at timestamp",
+}
+
+
+def _on_spark(connection) -> bool:
+    """An engine without delete or transactions (Spark's parquet: append_only connections)."""
+    return getattr(connection, "append_only", False)
+
+
+def _spark_folder(connection, schema: str, table: str) -> str:
+    """Where Spark keeps `schema`.`table` (refill_spark_location's folder)."""
+    (_, warehouse_dir), *_ = connection.execute("set spark.sql.warehouse.dir").fetchall()
+    return f"{warehouse_dir}/{schema}.db/{table}"
+
+
 def create_relations(connection) -> None:
-    connection.execute(CREATE_RECORDS)
-    connection.execute(CREATE_CHUNKS)
+    if not _on_spark(connection):
+        connection.execute(CREATE_RECORDS)
+        connection.execute(CREATE_CHUNKS)
+        return
+    connection.execute("create schema if not exists ops")
+    for table, columns in SPARK_COLUMNS.items():
+        connection.execute(
+            f"create table if not exists ops.{table} ({columns}, preview_id string) "
+            "using parquet options (partitionOverwriteMode 'dynamic') partitioned by (preview_id) "
+            "location ?",
+            [_spark_folder(connection, "ops", table)],
+        )
 
 
 def kept_relations(connection, preview_id: str) -> dict[str, str]:
@@ -70,8 +103,8 @@ def kept_relations(connection, preview_id: str) -> dict[str, str]:
     prefix = checked_preview_id(preview_id) + "__"
     rows = connection.execute(
         "select table_name from information_schema.tables where table_schema = ? "
-        "and starts_with(table_name, ?) order by 1",
-        [PREVIEW_SCHEMA, prefix],
+        "and left(table_name, ?) = ? order by 1",
+        [PREVIEW_SCHEMA, len(prefix), prefix],
     ).fetchall()
     kept = {}
     for (table,) in rows:
@@ -109,7 +142,7 @@ def read_published_state(connection, models: list[str], start: date, end: date) 
     rows = connection.execute(
         "select model_name, partition_date, run_id, code_version from ops.partition_ledger "
         "where status = 'published' and partition_date between ? and ? "
-        "and list_contains(?, model_name)",
+        "and array_contains(?, model_name)",
         [start, end, models],
     ).fetchall()
     return {state_key(model, day): [run_id, code] for model, day, run_id, code in rows}
@@ -126,8 +159,14 @@ def save_record(connection, record: PreviewRecord, report: dict) -> None:
         "references": record.references,
         "datasets": record.datasets,
     }
+    insert = "insert into ops.refill_previews values (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    if _on_spark(connection):  # the partition column first, as a static partition
+        insert = (
+            "insert into ops.refill_previews partition (preview_id = ?) "
+            "select ?, ?, ?, ?, ?, ?, ?, ?"
+        )
     connection.execute(
-        "insert into ops.refill_previews values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        insert,
         [
             record.preview_id,
             record.run_id,
@@ -145,8 +184,14 @@ def save_record(connection, record: PreviewRecord, report: dict) -> None:
 def read_record(connection, preview_id: str) -> PreviewRecord | None:
     if not ops.has_table(connection, "ops", "refill_previews"):
         return None
+    as_json = "to_json(r)::varchar"
+    if _on_spark(connection):  # a timestamp as datetime.fromisoformat reads it, as DuckDB's
+        as_json = (
+            "to_json(struct(r.*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS', "
+            "'ignoreNullFields', 'false'))"  # a null column kept, as DuckDB's to_json does
+        )
     row = connection.execute(
-        "select to_json(r)::varchar from ops.refill_previews as r where preview_id = ?",
+        f"select {as_json} from ops.refill_previews as r where preview_id = ?",
         [checked_preview_id(preview_id)],
     ).fetchone()
     if row is None:
@@ -154,7 +199,7 @@ def read_record(connection, preview_id: str) -> PreviewRecord | None:
     chunks = []
     if ops.has_table(connection, "ops", "refill_preview_chunks"):
         chunks = connection.execute(
-            "select to_json(c)::varchar from ops.refill_preview_chunks as c where preview_id = ?",
+            f"select {as_json} from ops.refill_preview_chunks as r where preview_id = ?",
             [preview_id],
         ).fetchall()
     return record_of(json.loads(row[0]), [json.loads(chunk) for (chunk,) in chunks])
@@ -186,14 +231,16 @@ def record_of(row: dict, published_chunks: list[dict]) -> PreviewRecord:
     )
 
 
-def current_fingerprints(datasets, chunks: list[tuple[date, date]]) -> dict[date, set[str]]:
-    """Each day's source fingerprints in the landing now, one per dataset, for the days of
-    `chunks`: what a kept ledger row's fingerprint must still be among."""
+def current_fingerprints(
+    datasets, chunks: list[tuple[date, date]], landing: Path | None = None
+) -> dict[date, set[str]]:
+    """Each day's source fingerprints in the landing now (`landing`, else the settings'),
+    one per dataset, for the days of `chunks`: what a kept ledger row's fingerprint must
+    still be among."""
     found: dict[date, set[str]] = {}
+    root = settings.landing_root() if landing is None else landing
     for start, end in chunks:
-        for verdict, each in readiness.datasets_window_readiness(
-            settings.landing_root(), list(datasets), start, end
-        ):
+        for verdict, each in readiness.datasets_window_readiness(root, list(datasets), start, end):
             found[verdict.day] = {v.source_fingerprint for v in each if v.source_fingerprint}
     return found
 
@@ -214,12 +261,12 @@ def current_references(
     return found
 
 
-def refusal_now(facts: str, start: date, end: date) -> str:
+def refusal_now(facts: str, start: date, end: date, landing: Path | None = None) -> str:
     """ "" when chunk start..end of a preview may be published now, else the one line why:
     refill.rules.preview.what_changed on the facts the publish operation read inside its own
     invocation (JSON: the preview id, its record's rows, the ledger's published rows of the
     chunk, the project's code versions and what its datasets declare they read of the seeds)
-    and on the landing and the seed files as they are now."""
+    and on the landing (`landing`, else the settings') and the seed files as they are now."""
     state = json.loads(facts)
     preview_id = state["preview_id"]
     if not state.get("record"):
@@ -243,7 +290,7 @@ def refusal_now(facts: str, start: date, end: date) -> str:
         record,
         now=ops.utc_now(),
         code_versions=state["code_versions"],
-        current_fingerprints=current_fingerprints(record.datasets, record.remaining_chunks)
+        current_fingerprints=current_fingerprints(record.datasets, record.remaining_chunks, landing)
         if record.datasets
         else {},
         published=published,
@@ -258,13 +305,33 @@ def drop_preview(connection, preview_id: str) -> None:
     prefix = checked_preview_id(preview_id) + "__"
     tables = connection.execute(
         "select table_name from information_schema.tables where table_schema = ? "
-        "and starts_with(table_name, ?)",
-        [PREVIEW_SCHEMA, prefix],
+        "and left(table_name, ?) = ?",
+        [PREVIEW_SCHEMA, len(prefix), prefix],
     ).fetchall()
     for (table,) in tables:
-        connection.execute(f"drop table if exists {PREVIEW_SCHEMA}.{diff.quoted(table)}")
+        relation = f"{PREVIEW_SCHEMA}.{diff.quoted(table)}"
+        if _on_spark(connection):  # an external table: its files emptied before the drop
+            connection.execute(f"drop table if exists {relation}")
+            connection.execute(
+                f"create table {relation} using parquet location ? as select 1 as emptied "
+                "where false",
+                [_spark_folder(connection, "preview", table)],
+            )
+        connection.execute(f"drop table if exists {relation}")
     for records in ("refill_previews", "refill_preview_chunks"):
-        if ops.has_table(connection, "ops", records):
+        if not ops.has_table(connection, "ops", records):
+            continue
+        if _on_spark(connection):  # no delete on parquet: the preview's partition emptied
+            nothing = ", ".join(
+                f"cast(null as {column.split()[1]})"
+                for column in SPARK_COLUMNS[records].split(", ")
+            )
+            connection.execute(
+                f"insert overwrite table ops.{records} partition (preview_id = ?) "
+                f"select {nothing} where false",
+                [preview_id],
+            )
+        else:
             connection.execute(f"delete from ops.{records} where preview_id = ?", [preview_id])
 
 
@@ -287,8 +354,13 @@ def drop_abandoned_previews(connection, is_alive) -> list[str]:
     for preview_id in sorted(ids):
         runs = []
         if ops.has_table(connection, "ops", "run_log"):
+            preview_of = (
+                "get_json_object(parameters, '$.preview')"
+                if _on_spark(connection)
+                else "parameters->>'preview'"
+            )
             runs = connection.execute(
-                "select run_id from ops.run_log where parameters->>'preview' = ?", [preview_id]
+                f"select run_id from ops.run_log where {preview_of} = ?", [preview_id]
             ).fetchall()
         if not any(is_alive(run_id) for (run_id,) in runs):
             drop_preview(connection, preview_id)

@@ -272,10 +272,13 @@ class SparkWarehouse:
     # runs up to --max-concurrency chunks in parallel.
     concurrent_writers: ClassVar[bool] = True
     name: ClassVar[str] = "spark"
-    # Parquet tables have no multi-statement commit: the restatement preview is refused here
-    # (refill.warehouse.engine.require_transactions); `refill cutover` switches with one
-    # appended pointer row instead (refill/cutover.py, docs/cutover.md "On Spark").
+    # Parquet tables have no multi-statement commit: `refill cutover` switches with one
+    # appended pointer row instead (refill/cutover.py, docs/cutover.md "On Spark"), a
+    # preview keeps and publishes its chunks ledger last (spark__refill_keep_preview).
     transactions: ClassVar[bool] = False
+    # A process's catalog is in memory: a preview kept by one is not the next one's
+    # (refill.warehouse.engine.require_previews); the cluster's metastore keeps it.
+    keeps_previews: ClassVar[bool] = False
 
     @staticmethod
     def is_transient_error(error: BaseException) -> bool:

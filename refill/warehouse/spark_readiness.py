@@ -13,6 +13,7 @@ Input, one request per line, tab-separated (the transformation's own row format)
     window <TAB> dataset <TAB> start <TAB> end <TAB> landing root
     days <TAB> dataset <TAB> <TAB> <TAB> landing root
     reference <TAB> declaration <TAB> start <TAB> end <TAB>
+    preview <TAB> facts <TAB> start <TAB> end <TAB> landing root
 Output, tab-separated: for `window`, every day of it and its verdict as one line of JSON
 (DayReadiness.to_json, plus `part_sha256`: each part file's sha256, which the line reader
 checks the bytes it reads against); for `days`, every landed day (readiness.landed_days);
@@ -20,7 +21,10 @@ for `reference`, every day of the window and its reference fingerprint
 (refill.rules.reference, for the dataset the declaration describes: the JSON of
 refill_dataset_reference) with the sha256 of the seed files it was computed from, which the
 staging model checks against the loads ops.seed_loads records, or the one line why the
-declaration or a seed file cannot be read (`error`).
+declaration or a seed file cannot be read (`error`); for `preview`, one line `refusal` with
+{"refusal": ...}: whether the chunk start..end of a restatement preview may be published now
+(refill.warehouse.preview_store.refusal_now on the facts the publish operation read: '' or
+the one line why), asked by spark__refill_preview_refusal.
 
 It needs only the standard library and refill.rules: the Python that runs the engine's
 tasks ($PYSPARK_PYTHON, else python3) must import refill, and read the landing.
@@ -51,6 +55,14 @@ def answers(request: list[str]) -> Iterator[tuple[str, str]]:
         return
     if kind == "reference":
         yield from _reference_answers(dataset, date.fromisoformat(start), date.fromisoformat(end))
+        return
+    if kind == "preview":
+        from refill.warehouse import preview_store  # only this request needs the store
+
+        refusal = preview_store.refusal_now(
+            dataset, date.fromisoformat(start), date.fromisoformat(end), landing=landing
+        )
+        yield "refusal", json.dumps({"refusal": refusal}, ensure_ascii=True)
         return
     if kind != "window":
         raise ValueError(f"unknown request {kind!r}")

@@ -167,6 +167,7 @@ class SparkClusterWarehouse(SparkWarehouse):
     folder of refill's locks. Several processes write at once, as on `spark`."""
 
     name: ClassVar[str] = "spark-cluster"
+    keeps_previews: ClassVar[bool] = True  # the metastore outlives every client
     errors: ClassVar[tuple[type[BaseException], ...]] = (SparkEngineError,)
 
     def exists(self) -> bool:

@@ -186,12 +186,13 @@ def test_the_ledger_reads_that_replaced_each_modules_own(tmp_path):
         assert not cutover_store.relation_exists(connection, "fct_x_v2")
 
 
-def test_the_preview_is_refused_by_name_on_an_engine_without_transactions_and_cutover_is_not(
+def test_the_preview_is_refused_by_name_where_a_process_keeps_its_own_catalog_and_cutover_is_not(
     tmp_path, monkeypatch, dbt_project
 ):
-    """The preview's kept chunks commit several statements together; on Spark (parquet: no
-    such commit) it is refused in one line before anything is read or written, instead of
-    publishing a preview. Cutover is built without that commit on Spark (one appended
+    """A preview's kept chunks must outlive the process that kept them; on the `spark`
+    target (a Spark in each process, its catalog in memory) they would not, so it is refused
+    in one line before anything is read or written (the spark-cluster target's metastore
+    keeps them: tests/spark/test_preview_spark.py). Cutover is built there (one appended
     pointer row, tests/spark/test_cutover_spark.py): it goes on to its own checks, here the
     missing warehouse, and writes nothing either."""
     from flows.preview import preview_path
@@ -202,7 +203,7 @@ def test_the_preview_is_refused_by_name_on_an_engine_without_transactions_and_cu
     monkeypatch.setattr(cutover, "shared_project", lambda: dbt_project)
     monkeypatch.setenv("DBT_TARGET", "spark")
     monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
-    with pytest.raises(UsageError, match=r"^a restatement preview .* not built for spark"):
+    with pytest.raises(UsageError, match=r"^a restatement preview .* not spark, whose catalog"):
         preview_path(None, None, None, None, {})
     with pytest.raises(RefillError, match=r"^cutover refused: no warehouse at .*spark") as refused:
         cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
