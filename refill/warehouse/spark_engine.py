@@ -274,7 +274,7 @@ class SparkWarehouse:
     name: ClassVar[str] = "spark"
     # Parquet tables have no multi-statement commit: the restatement preview is refused here
     # (refill.warehouse.engine.require_transactions); `refill cutover` switches with one
-    # appended pointer row instead (refill/cutover.py, docs/cutover.md "On Spark").
+    # appended pointer row instead (refill/cli/cutover.py, docs/cutover.md "On Spark").
     transactions: ClassVar[bool] = False
 
     @staticmethod

@@ -195,7 +195,7 @@ def test_the_preview_is_refused_by_name_on_an_engine_without_transactions_and_cu
     pointer row, tests/spark/test_cutover_spark.py): it goes on to its own checks, here the
     missing warehouse, and writes nothing either."""
     from flows.preview import preview_path
-    from refill import cutover
+    from refill.cli import cutover
     from refill.errors import UsageError
 
     dbt_project.catalog  # noqa: B018 (parsed before the target changes: the catalog is the same)
