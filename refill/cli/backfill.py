@@ -58,33 +58,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     retry_options(parser, settings.BACKFILL_LOCK_WAIT_SECONDS)
 
 
-def _refuse_before_the_run(window: planning.DateRange, args: argparse.Namespace) -> None:
-    """Plan the backfill now, while the Prefect server starts: a plan that restates
-    published days without --yes is refused here, after its plan, not after the server."""
-    from flows.backfill import plan_backfill, refuse_unsigned_restatement
-    from refill.rules.plan import PlanOptions
-    from refill.warehouse.dbt_runner import shared_project
-
-    plan_options = PlanOptions(
-        chunk_days=args.chunk_days,
-        chunk_lines=args.chunk_lines,
-        order=args.order,
-        restate=args.restate,
-        on_missing=args.on_missing,
-    )
-    _, _, plan = plan_backfill(shared_project(), window, args.select, plan_options)
-    if plan.restated:
-        print("\n".join(plan.describe()))
-        refuse_unsigned_restatement(plan)
-
-
 def main(args: argparse.Namespace) -> int:
     window = planning.parse_range(args.start, args.end)
     confirm = preview_sign_off(args)  # refused before the server starts
     start_the_server()
     from flows.backfill import backfill
+    from flows.backfill_plan import plan_backfill, refuse_unsigned_restatement
     from flows.tasks import run_flow
     from flows.terminal import show_failures_once
+    from refill.rules.plan import PlanOptions
+    from refill.warehouse.dbt_runner import shared_project
 
     print(
         f"refill backfill: {window} {args.order}, chunks of up to {args.chunk_days} day(s)"
@@ -95,10 +78,26 @@ def main(args: argparse.Namespace) -> int:
         + (", as a preview (nothing published)" if args.preview else "")
         + (f", publishing preview {args.from_preview}" if args.from_preview else "")
     )
-    start_flow_command(args.select)
+    start_flow_command()
     show_failures_once()
-    if not args.yes and not args.dry_run and not args.preview:
-        _refuse_before_the_run(window, args)
+    # Planned once, here, while the server starts (the selection resolved with it); the
+    # flow runs this plan. A plan that restates published days without --yes is refused
+    # now, after its plan, not after the server.
+    planned = plan_backfill(
+        shared_project(),
+        window,
+        args.select,
+        PlanOptions(
+            chunk_days=args.chunk_days,
+            chunk_lines=args.chunk_lines,
+            order=args.order,
+            restate=args.restate,
+            on_missing=args.on_missing,
+        ),
+    )
+    if planned.plan.restated and not (args.yes or args.dry_run or args.preview):
+        print("\n".join(planned.plan.describe()))
+        refuse_unsigned_restatement(planned.plan)
     report = run_flow(
         backfill,
         start=window.start,
@@ -121,6 +120,7 @@ def main(args: argparse.Namespace) -> int:
         preview=args.preview,
         expect_change=args.expect_change,
         report_dir=args.report_dir,
+        planned=planned,
     )
     if args.dry_run:
         print("\n".join(report.plan.describe()))

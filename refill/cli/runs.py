@@ -25,20 +25,16 @@ def start_the_server() -> None:
     prefect_server.start_in_background()
 
 
-def start_flow_command(select: str | None = None) -> None:
+def start_flow_command() -> None:
     """What a flow command does once its options are valid: start the temporary Prefect
     server in the background (if not started yet), arm Ctrl-C and SIGTERM, and meanwhile
-    parse the dbt project (and resolve --select), so a typo is reported without waiting
-    for the server."""
+    parse the dbt project, so that planning (a --select typo refused with it) does not
+    wait for the server."""
     from flows import prefect_server, signals
     from refill.warehouse.dbt_runner import shared_project
 
     start_the_server()
     prefect_server.keep_only_if_needed()
     signals.arm()
-    project = shared_project()
-    if select:
-        project.resolve_selection(select)
-    else:
-        project.manifest  # noqa: B018 (parsed now, while the server starts)
+    shared_project().manifest  # noqa: B018 (parsed now, while the server starts)
     interrupts.raise_if_requested("before the run started")

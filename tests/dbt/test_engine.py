@@ -203,7 +203,16 @@ def test_the_preview_is_refused_by_name_on_an_engine_without_transactions_and_cu
     monkeypatch.setenv("DBT_TARGET", "spark")
     monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
     with pytest.raises(UsageError, match=r"^a restatement preview .* not built for spark"):
-        preview_path(None, None, None, None, {})
+        preview_path(
+            None,
+            None,
+            None,
+            confirm=True,
+            command_line="refill backfill --preview",
+            lock_wait_seconds=0,
+            expect_change=None,
+            report_dir=None,
+        )
     with pytest.raises(RefillError, match=r"^cutover refused: no warehouse at .*spark") as refused:
         cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
     assert not isinstance(refused.value, UsageError)  # not the engine's refusal
