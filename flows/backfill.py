@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
+from flows.backfill_plan import PlannedBackfill, plan_backfill, refuse_unsigned_restatement
 from flows.lifecycle import ReadyWait, Retries, RunEnding, recorded_run
 from flows.preview import preview_path
 from flows.scheduler import ParallelBuilds
@@ -36,10 +38,10 @@ from refill import interrupts, options, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
 from refill.rules.catalog import chunk_rows_model
-from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks, make_plan
+from refill.rules.plan import BackfillPlan, PlanOptions, late_chunks
 from refill.rules.planning import Chunk
 from refill.rules.preview import checked_sign_off
-from refill.warehouse import locking, ops, partition_status, run_liveness
+from refill.warehouse import locking, ops, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
 from refill.warehouse.engine import warehouse_at
 
@@ -69,49 +71,6 @@ class BackfillReport:
             f"failed {len(self.failed_days)}, "
             f"not ready {len(self.not_ready) + len(self.skipped_not_ready)}; "
             f"{self.rows} rows in {self.seconds:.1f}s"
-        )
-
-
-def plan_backfill(
-    project: DbtProject,
-    window: planning.DateRange,
-    select: str | None,
-    options: PlanOptions,
-):
-    """The selection, the current code versions and the plan of a backfill: read-only, no
-    Prefect (the command line plans once before its server is up, to refuse early)."""
-    selection = project.resolve_selection(select)
-    current_versions = project.code_versions()
-    warehouse = settings.warehouse_path()
-    statuses = partition_status.collect(
-        warehouse,
-        settings.landing_root(),
-        window,
-        selection.models,
-        current_versions,
-        project.catalog,
-    )
-    totals: dict[date, tuple[int, float]] = {}
-    if any(status.ledger for status in statuses):
-        totals = ops.published_totals(warehouse, project.catalog.primary, window.start, window.end)
-    plan = make_plan(
-        window,
-        selection.models,
-        states={status.day: status.state for status in statuses},
-        landed_lines={status.day: status.readiness.manifest_records or 0 for status in statuses},
-        options=options,
-        published_totals=totals,
-    )
-    return selection, current_versions, plan
-
-
-def refuse_unsigned_restatement(plan: BackfillPlan) -> None:
-    """A plan that changes published numbers needs the --yes sign-off (confirm)."""
-    if plan.restated:
-        days = ", ".join(str(day) for day in sorted(plan.restated))
-        raise RefillError(
-            f"the plan restates {len(plan.restated)} published day(s) ({days}); "
-            "review them above and rerun with --yes to overwrite, or narrow the range"
         )
 
 
@@ -296,6 +255,7 @@ def backfill(
     preview: bool = False,
     expect_change: str | None = None,
     report_dir: str | None = None,
+    planned: Any = None,  # a PlannedBackfill: given to the run as it is, never validated
 ) -> BackfillReport:
     """Rebuild a range of days in chunks. `start` and `end` are required (no default range).
 
@@ -307,6 +267,9 @@ def backfill(
     A restatement preview (flows/preview.py): `preview` builds the plan's chunks and keeps
     them unpublished (with `expect_change`, `report_dir` for its report); `confirm` naming
     a preview id (`--from-preview ID` on the command line) publishes what it kept.
+
+    `planned`: the command line's plan of these parameters (flows/backfill_plan.py), made
+    while its server started; a deployment leaves it out and the flow plans the same way.
     """
     logger = get_run_logger()
     clock = time.monotonic()
@@ -332,7 +295,16 @@ def backfill(
     if note:
         logger.warning(note)
 
-    selection, current_versions, plan = plan_backfill(project, window, select, plan_options)
+    if planned is None:
+        planned = plan_backfill(project, window, select, plan_options)
+    elif not isinstance(planned, PlannedBackfill) or not planned.asked(
+        window, plan_options, select or None
+    ):
+        raise RefillError(
+            f"the plan handed to the backfill ({str(getattr(planned, 'window', planned))[:60]}) "
+            f"is not the plan of its parameters ({window}); leave `planned` out: the run plans"
+        )
+    plan, selection = planned.plan, planned.selection
     for line in plan.describe():
         logger.info(line)
     report = BackfillReport(plan)
@@ -340,7 +312,16 @@ def backfill(
         logger.info("dry run: nothing written")
         return report
     if preview or isinstance(confirm, str):
-        return preview_path(project, plan, selection, report, locals())
+        return preview_path(
+            project,
+            planned,
+            report,
+            confirm=confirm,
+            command_line=command_line,
+            lock_wait_seconds=lock_wait_seconds,
+            expect_change=expect_change,
+            report_dir=report_dir,
+        )
     if not confirm:
         refuse_unsigned_restatement(plan)
     if not plan.chunks and not plan.deferred:
@@ -359,16 +340,7 @@ def backfill(
         rows_model=chunk_rows_model(project.catalog, selection.models),
     )
     parameters = {
-        "start": window.start,
-        "end": window.end,
-        "order": order,
-        "chunk_days": chunk_days,
-        "chunk_lines": chunk_lines,
-        "restate": restate,
-        "on_missing": on_missing,
-        # what the run rebuilds (the selection and every model below it), and as typed
-        "select": selection.models if select else None,
-        "select_given": select,
+        **planned.parameters(),
         # what was asked, and what runs: on DuckDB one chunk at a time (see the note)
         "max_concurrency": max_concurrency,
         "effective_concurrency": concurrency,
@@ -379,7 +351,7 @@ def backfill(
         parameters,
         notification_name=f"backfill {window}",
         logical_date=None,
-        code_version=combined_code_version(current_versions),
+        code_version=combined_code_version(planned.code_versions),
     )
 
     def interrupted(stop: interrupts.Interrupted) -> str:

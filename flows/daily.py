@@ -29,7 +29,6 @@ from refill.rules.planning import Chunk, DayState, parse_day
 from refill.views import board
 from refill.warehouse import locking, ops, partition_status, run_liveness
 from refill.warehouse.dbt_runner import DbtProject, shared_project
-from refill.warehouse.engine import warehouse_at
 
 
 @dataclass
@@ -78,12 +77,7 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
     if not warehouse.exists():
         return None
     models, versions = sorted(project.partitioned_models()), project.code_versions()
-    with warehouse_at(warehouse).lock(
-        run_id=context.run_id,
-        command=context.command,
-        priority=context.priority,
-        wait_seconds=context.lock_wait_seconds,
-    ):
+    with context.lock():
         (status,) = partition_status.collect(
             warehouse,
             settings.landing_root(),

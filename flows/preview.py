@@ -24,8 +24,9 @@ from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 
+from flows.backfill_plan import PlannedBackfill
 from flows.lifecycle import RunEnding, recorded_run
-from flows.preview_publish import PreviewOutcome, locked, preview_context, publish_from_preview
+from flows.preview_publish import PreviewOutcome, preview_context, publish_from_preview
 from flows.tasks import RunAccount, combined_code_version
 from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
@@ -78,7 +79,7 @@ def run_preview(
                 interrupts.raise_if_requested(f"before chunk {chunk}")
                 variables = window_vars(chunk.start, chunk.end, run_id, is_backfill=True)
                 variables["refill_preview_id"] = preview_id
-                with locked(context, chunk.days):
+                with context.lock(chunk.days):
                     # the last safe point: a stop asked while it waited starts no build
                     interrupts.raise_if_requested(f"before chunk {chunk}")
                     logger.info("preview %s: chunk %s: building, to keep", preview_id, chunk)
@@ -89,7 +90,7 @@ def run_preview(
                         f"{outcome.message}; nothing published, the preview is dropped",
                         failed_step=outcome.failed_step or FailedStep.OTHER,
                     )
-            with locked(context), ops.connect(settings.warehouse_path()) as connection:
+            with context.lock(), ops.connect(settings.warehouse_path()) as connection:
                 built = [day for chunk in plan.chunks for day in chunk.days]
                 report = preview_store.report(
                     connection, project.catalog, preview_id, window.start, window.end, built
@@ -104,7 +105,7 @@ def run_preview(
                     preview_store.drop_preview(connection, old)
                     logger.info("preview %s expired: dropped", old)
         except BaseException:
-            with locked(context), ops.connect(settings.warehouse_path()) as connection:
+            with context.lock(), ops.connect(settings.warehouse_path()) as connection:
                 preview_store.drop_preview(connection, preview_id)
             raise
         _publish_artifact(report, record)
@@ -158,26 +159,32 @@ def _publish_artifact(report: rules.PreviewReport, record: rules.PreviewRecord) 
         get_run_logger().warning("the preview artifact was not published: %s", error)
 
 
-def preview_path(project, plan, selection, report, asked: dict):
-    """The backfill flow's `--preview` and `--from-preview ID` (a `confirm` naming a preview),
-    once it has planned: `asked` holds the flow's parameters; fills the flow's `report`."""
+def preview_path(
+    project: DbtProject,
+    planned: PlannedBackfill,
+    report,
+    *,
+    confirm: bool | str,
+    command_line: str,
+    lock_wait_seconds: float,
+    expect_change: str | None,
+    report_dir: str | None,
+):
+    """The backfill flow's `--preview` and `--from-preview ID` (`confirm` naming a preview),
+    once it has planned; fills the flow's `report`."""
     require_previews(warehouse_at(), "a restatement preview (--preview, --from-preview)")
-    parameters = {
-        name: asked[name] for name in ("start", "end", "order", "chunk_days", "chunk_lines")
-    }
-    parameters["restate"] = asked["restate"]
+    plan, selection = planned.plan, planned.selection
     # what the run builds or publishes (the selection and every model below it), and as typed
-    parameters["select"] = selection.models if asked["select"] else None
-    parameters["select_given"] = asked["select"]
-    if isinstance(asked["confirm"], str):
+    parameters = planned.parameters()
+    if isinstance(confirm, str):
         outcome = publish_from_preview(
             project,
-            asked["confirm"],
+            confirm,
             plan.window,
             selection,
             parameters,
-            command_line=asked["command_line"],
-            lock_wait_seconds=asked["lock_wait_seconds"],
+            command_line=command_line,
+            lock_wait_seconds=lock_wait_seconds,
         )
         report.published = outcome.published_days
     elif not plan.chunks:
@@ -191,10 +198,10 @@ def preview_path(project, plan, selection, report, asked: dict):
             plan,
             selection,
             parameters,
-            expect_change=asked["expect_change"],
-            report_dir=asked["report_dir"],
-            command_line=asked["command_line"],
-            lock_wait_seconds=asked["lock_wait_seconds"],
+            expect_change=expect_change,
+            report_dir=report_dir,
+            command_line=command_line,
+            lock_wait_seconds=lock_wait_seconds,
         )
     report.preview = outcome
     report.seconds = outcome.seconds

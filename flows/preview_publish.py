@@ -31,7 +31,6 @@ from refill.rules import preview as rules
 from refill.rules.window import window_vars
 from refill.warehouse import locking, ops, preview_store
 from refill.warehouse.dbt_runner import DbtProject, Selection
-from refill.warehouse.engine import warehouse_at
 
 
 @dataclass
@@ -51,16 +50,6 @@ def preview_context(run_id: str, command: str, select: str | None, lock_wait: fl
         is_backfill=True,
         select=select,
         lock_wait_seconds=lock_wait,
-    )
-
-
-def locked(context: RunContext, days: list[date] | None = None):
-    return warehouse_at().lock(
-        run_id=context.run_id,
-        command=context.command,
-        priority=context.priority,
-        partitions=days,
-        wait_seconds=context.lock_wait_seconds,
     )
 
 
@@ -110,7 +99,7 @@ def publish_from_preview(
         for start, end in record.remaining_chunks:
             chunk = planning.Chunk(start, end)
             interrupts.raise_if_requested(f"before chunk {chunk}")
-            with locked(context, chunk.days):
+            with context.lock(chunk.days):
                 # the last safe point: a stop asked while it waited publishes nothing more
                 interrupts.raise_if_requested(f"before chunk {chunk}")
                 logger.info("preview %s: chunk %s: publishing", preview_id, chunk)
@@ -126,7 +115,7 @@ def publish_from_preview(
             published += chunk.days
             account.partitions = list(published)
             logger.info("preview %s: chunk %s published", preview_id, chunk)
-        with locked(context), ops.connect(warehouse) as connection:
+        with context.lock(), ops.connect(warehouse) as connection:
             preview_store.drop_preview(connection, preview_id)
         message = f"backfill {window}: published {len(published)} day(s) from preview {preview_id}"
         account.close("succeeded", message)
@@ -163,7 +152,7 @@ def _refuse_before_the_run(
     reason = _what_changed(project, record)
     if reason is not None:
         if ops.utc_now() >= record.expires_at:  # expired (what_changed checks it first)
-            with locked(context), ops.connect(warehouse) as connection:
+            with context.lock(), ops.connect(warehouse) as connection:
                 preview_store.drop_preview(connection, preview_id)
             reason += "; it is dropped"
         raise RefillError(f"--from-preview refused: {reason}; run the preview again")

@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -67,6 +68,24 @@ class RunContext:
     # whose ledger rows a chunk reports as its rows: the catalog's facts model, none when unset
     rows_model: str = ""
 
+    def lock(
+        self,
+        days: list[date] | None = None,
+        *,
+        wait_seconds: float | None = None,
+        on_wait: Callable[[locking.Holder], None] | None = None,
+    ) -> contextlib.AbstractContextManager:
+        """The warehouse held for this run: for its `days` (None: the whole warehouse),
+        waiting the run's --lock-wait unless `wait_seconds` says otherwise."""
+        return warehouse_at().lock(
+            run_id=self.run_id,
+            command=self.command,
+            priority=self.priority,
+            partitions=days,
+            wait_seconds=self.lock_wait_seconds if wait_seconds is None else wait_seconds,
+            on_wait=on_wait,
+        )
+
 
 @dataclass(frozen=True)
 class ChunkResult:
@@ -92,12 +111,7 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
     warehouse = settings.warehouse_path()
     load_key = project.seed_load_key()
     store = warehouse_at(warehouse)
-    with store.lock(
-        run_id=context.run_id,
-        command=context.command,
-        priority=context.priority,
-        wait_seconds=context.lock_wait_seconds,
-    ):
+    with context.lock():
         if warehouse.exists():
             with ops.connect(warehouse) as connection:
                 if store.keeps_previews:  # previews exist only there (engine.require_previews)
@@ -124,16 +138,10 @@ def prepare_warehouse(project: DbtProject, context: RunContext) -> None:
 def with_warehouse(context: RunContext, work, partitions: list[date] | None = None):
     """Run `work(connection)` holding the warehouse lock, on a short connection. Used for
     bookkeeping: it waits the run's --lock-wait, and at least BOOKKEEPING_LOCK_WAIT_SECONDS."""
-    warehouse = settings.warehouse_path()
+    wait_seconds = max(context.lock_wait_seconds, BOOKKEEPING_LOCK_WAIT_SECONDS)
     with (
-        warehouse_at(warehouse).lock(
-            run_id=context.run_id,
-            command=context.command,
-            priority=context.priority,
-            partitions=partitions,
-            wait_seconds=max(context.lock_wait_seconds, BOOKKEEPING_LOCK_WAIT_SECONDS),
-        ),
-        ops.connect(warehouse) as connection,
+        context.lock(partitions, wait_seconds=wait_seconds),
+        ops.connect(settings.warehouse_path()) as connection,
     ):
         return work(connection)
 
@@ -169,21 +177,13 @@ def build_chunk(
     runs it in-process, with its own warehouse session and a plain logger."""
     clock = time.monotonic()
     warehouse = settings.warehouse_path()
-    store = warehouse_at(warehouse)
     variables = window_vars(chunk.start, chunk.end, context.run_id, context.is_backfill)
 
     def on_wait(holder: locking.Holder) -> None:
         logger.info("chunk %s waits for the warehouse, held by %s", chunk, holder.describe())
 
     try:
-        with store.lock(
-            run_id=context.run_id,
-            command=context.command,
-            priority=context.priority,
-            partitions=chunk.days,
-            wait_seconds=context.lock_wait_seconds,
-            on_wait=on_wait,
-        ):
+        with context.lock(chunk.days, on_wait=on_wait):
             # the last safe point before the build: a stop asked while this chunk waited for
             # the warehouse or between its attempts starts no build
             interrupts.raise_if_requested(f"before chunk {chunk}")

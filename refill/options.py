@@ -3,7 +3,7 @@ before anything runs: a value no data can make right is refused in one line nami
 option, as a usage error (exit 2 on the command line; a deployment's run fails with the
 same line before it plans).
 
-The command line checks its parsed options here (`check(vars(args))`, refill/cli.py) before
+The command line checks its parsed options here (`check(vars(args))`, refill/cli/__init__.py) before
 it starts a server or opens the warehouse; the flows check their parameters here first
 (flows/daily.py, flows/backfill.py), so a deployment's parameters (prefect.yaml, or given to
 a run) meet the same rules. One table, `OPTIONS`, names each option's flag, the names its
@@ -11,7 +11,7 @@ value goes by (argparse's dest, the flows' parameter) and its rule.
 
 What needs the dbt project or the warehouse to judge (a --select, a preview id's record) is
 judged where they are read; what two options say together (a preview and its publish) in
-refill.rules.preview and refill/cli_preview.py.
+refill.rules.preview and refill/cli/preview.py.
 """
 
 from __future__ import annotations

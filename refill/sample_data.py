@@ -8,7 +8,6 @@ exporter would, so a reader that sees it sees finished part files.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import random
@@ -269,22 +268,3 @@ def write_fx_seed(path: Path) -> None:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(["rate_date", "currency", "usd_per_unit"])
         writer.writerows(fx_rate_rows())
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Write deterministic landing data.")
-    parser.add_argument("--root", type=Path, required=True, help="landing root folder")
-    parser.add_argument("--start", type=date.fromisoformat, required=True)
-    parser.add_argument("--days", type=int, default=7)
-    parser.add_argument("--payments", type=int, default=200, help="payments a day")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--fx-seed", type=Path, help="also (re)write the fx rates seed CSV here")
-    args = parser.parse_args(argv)
-    write_days(args.root, args.start, args.days, DaySpec(payments=args.payments), args.seed)
-    if args.fx_seed:
-        write_fx_seed(args.fx_seed)
-    print(f"wrote {args.days} days from {args.start} under {args.root}")
-
-
-if __name__ == "__main__":
-    main()

@@ -38,24 +38,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("refill", "refill.errors", "refill.settings", "refill.code_version", "refill.interrupts"),
     ),
     # Pure rules: no SQL, no engine, no orchestrator; the options' checks are rules on values.
-    ("rules", ("refill.rules.*", "refill.options")),
+    # The sample landing's writer sits with them: it writes the files the landing rules read
+    # (rules.readiness's layout), through no SQL and no engine.
+    ("rules", ("refill.rules.*", "refill.options", "refill.sample_data")),
     ("warehouse", ("refill.warehouse.*",)),
     ("views", ("refill.views.*",)),
     ("flows", ("flows.*",)),
-    # The entry modules: they may import everything. They still live in the refill package.
-    (
-        "cli",
-        (
-            "refill.__main__",
-            "refill.cli",
-            "refill.cli_options",
-            "refill.cli_preview",
-            "refill.ci",
-            "refill.cutover",
-            "refill.demo",
-            "refill.sample_data",
-        ),
-    ),
+    # The command line: it may import everything; the only layer above the flows.
+    ("cli", ("refill.__main__", "refill.cli.*")),
 )
 
 

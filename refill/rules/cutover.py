@@ -1,6 +1,6 @@
 """Cutover's rules: which models can be cut over, where a switch goes, and the checks that
 refuse it, each with its one-line reason (docs/cutover.md). Pure: the figures come from the
-warehouse (refill.warehouse.cutover_store), the command runs them (refill.cutover).
+warehouse (refill.warehouse.cutover_store), the command runs them (refill.cli.cutover).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Cutover's SQL: the version pointer, the versions' ledger days, reconciliation against
 each version's expected figures, the diff between two versions, and the switch itself, all
-on the one transaction a cutover holds (refill.cutover) so that what was checked is what is
+on the one transaction a cutover holds (refill.cli.cutover) so that what was checked is what is
 switched.
 
 On an engine without multi-statement transactions (Spark's parquet: `append_only`

@@ -273,7 +273,7 @@ class SparkWarehouse:
     concurrent_writers: ClassVar[bool] = True
     name: ClassVar[str] = "spark"
     # Parquet tables have no multi-statement commit: `refill cutover` switches with one
-    # appended pointer row instead (refill/cutover.py, docs/cutover.md "On Spark"), a
+    # appended pointer row instead (refill/cli/cutover.py, docs/cutover.md "On Spark"), a
     # preview keeps and publishes its chunks ledger last (spark__refill_keep_preview).
     transactions: ClassVar[bool] = False
     # A process's catalog is in memory: a preview kept by one is not the next one's

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from flows.daily import daily
 from flows.tasks import run_flow
+from refill.cli import board
 from refill.sample_data import DaySpec
-from refill.views import board
 from refill.views.board import model
 
 W1 = date(2026, 3, 2)  # a Monday

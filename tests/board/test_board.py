@@ -178,7 +178,7 @@ def test_versioned_marts_show_both_totals_and_the_version_readers_get(
     assert any("fct_daily_revenue (v1)" in line for line in page.data_as_of)
 
     # WHEN readers are cut over to v2
-    from refill.cutover import cutover
+    from refill.cli.cutover import cutover
 
     cutover("fct_daily_revenue", 2, False, True, False, "refill cutover fct_daily_revenue --to 2")
     page = render(tmp_path / "board.html", d(1), d(2))

@@ -196,7 +196,7 @@ def test_the_preview_is_refused_by_name_where_a_process_keeps_its_own_catalog_an
     pointer row, tests/spark/test_cutover_spark.py): it goes on to its own checks, here the
     missing warehouse, and writes nothing either."""
     from flows.preview import preview_path
-    from refill import cutover
+    from refill.cli import cutover
     from refill.errors import UsageError
 
     dbt_project.catalog  # noqa: B018 (parsed before the target changes: the catalog is the same)
@@ -204,7 +204,16 @@ def test_the_preview_is_refused_by_name_where_a_process_keeps_its_own_catalog_an
     monkeypatch.setenv("DBT_TARGET", "spark")
     monkeypatch.setenv("REFILL_SPARK_WAREHOUSE", str(tmp_path / "spark"))
     with pytest.raises(UsageError, match=r"^a restatement preview .* not spark, whose catalog"):
-        preview_path(None, None, None, None, {})
+        preview_path(
+            None,
+            None,
+            None,
+            confirm=True,
+            command_line="refill backfill --preview",
+            lock_wait_seconds=0,
+            expect_change=None,
+            report_dir=None,
+        )
     with pytest.raises(RefillError, match=r"^cutover refused: no warehouse at .*spark") as refused:
         cutover.cutover("fct_daily_revenue", 2, False, True, False, "refill cutover")
     assert not isinstance(refused.value, UsageError)  # not the engine's refusal

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from refill.ci import SAMPLE_DAYS, SAMPLE_START, WORK_FOLDER
+from refill.cli.ci import SAMPLE_DAYS, SAMPLE_START, WORK_FOLDER
 from tests.helpers import PROJECT_PARTS, expected_day
 
 REFILL = Path(sys.executable).with_name("refill")

@@ -13,8 +13,8 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from refill import cutover as cutover_module
-from refill.cutover import cutover
+from refill.cli import cutover as cutover_module
+from refill.cli.cutover import cutover
 from refill.errors import RefillError
 from refill.rules.cutover import (
     backfill_commands,

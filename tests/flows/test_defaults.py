@@ -90,7 +90,7 @@ def _command_defaults(command: str) -> dict:
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
     # as `refill <command> --help` shows them: board's and cutover's options are added only
-    # when their command is parsed or its help shown (refill/cli.py, OneLineParser)
+    # when their command is parsed or its help shown (refill/cli/parser.py, OneLineParser)
     commands[command].format_help()
     return {action.dest: action.default for action in commands[command]._actions}
 

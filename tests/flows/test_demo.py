@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from refill.cli import main
-from refill.demo import MARKER, prepare_folder
+from refill.cli.demo import MARKER, prepare_folder
 
 
 def test_the_demo_refuses_a_folder_it_did_not_make(tmp_path, capsys):

@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import pytest
 
-from refill import cutover as cutover_module
+from refill.cli import cutover as cutover_module
 from refill.errors import RefillError
 from refill.rules.window import window_vars
 from refill.sample_data import write_days

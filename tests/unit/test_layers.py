@@ -88,3 +88,20 @@ def test_a_module_in_no_layer_fails(layers, tmp_path, capsys):
     write(tmp_path, "refill.helpers", "X = 1\n")
     assert layers.main(["refill"]) == 1
     assert "in no layer: refill.helpers" in capsys.readouterr().out
+
+
+def test_the_product_keeps_its_layers_and_a_planted_arrow_up_is_refused(layers, tmp_path, capsys):
+    """On a copy of refill/ and flows/ as they are: the real layout passes; one import up the
+    layers planted in it (the warehouse importing a command of the command line) fails,
+    naming both modules and their layers."""
+    import shutil
+
+    for package in ("refill", "flows"):
+        shutil.copytree(LAYERS_PY.parents[1] / package, tmp_path / package)
+    assert layers.main([]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    ops = tmp_path / "refill" / "warehouse" / "ops.py"
+    ops.write_text(ops.read_text() + "\n\ndef planted():\n    from refill.cli import backfill\n")
+    assert layers.main([]) == 1
+    out = capsys.readouterr().out
+    assert "arrow up: refill.warehouse.ops (warehouse) imports refill.cli.backfill (cli)" in out

@@ -13,13 +13,13 @@ importing only those before it:
     page      the HTML page (board.css, board.js and page.html are package files)
     markdown  the table of the Prefect artifact (flows/artifacts.py publishes it)
     server    `--serve`: the page on 127.0.0.1, redrawn while a run moves across it
-    command   the command line's options and `main`
+
+The command line's options and `main` are refill/cli/board.py.
 
 The names below are the board's face to the rest of refill (the command line, the flows).
 """
 
-from refill.views.board.command import add_arguments, main
 from refill.views.board.markdown import artifact_markdown, week_ending
 from refill.views.board.read import read_extras, snapshot
 
-__all__ = ["add_arguments", "artifact_markdown", "main", "read_extras", "snapshot", "week_ending"]
+__all__ = ["artifact_markdown", "read_extras", "snapshot", "week_ending"]

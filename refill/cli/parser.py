@@ -1,7 +1,7 @@
 """The `refill` command line's option machinery: its parser (one-line usage errors, each
 command's options added when that command is parsed), its help formatter (defaults shown),
-and the option groups several commands share (chunking, retries). Moved out of
-refill/cli.py, which keeps the commands themselves."""
+and the option groups several commands share (a window of days, chunking, retries, the
+preview). Each command's own options and `main` are in its module of refill/cli/."""
 
 from __future__ import annotations
 
@@ -99,6 +99,16 @@ def day_type(name: str):
     return parse
 
 
+def window_options(command: argparse.ArgumentParser) -> None:
+    """The days a report reads (`refill status`, `refill gaps`)."""
+    command.add_argument(
+        "--start",
+        type=day_type("start"),
+        help=f"first day, YYYY-MM-DD (default: {settings.STATUS_DAYS} days before --end)",
+    )
+    command.add_argument("--end", type=day_type("end"), help="last day (default: yesterday)")
+
+
 def chunk_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--chunk-days",
@@ -137,7 +147,7 @@ def retry_options(command: argparse.ArgumentParser, lock_wait_seconds: float) ->
 
 
 def preview_options(command: argparse.ArgumentParser) -> None:
-    """The restatement preview's options of `refill backfill` (refill/cli_preview.py)."""
+    """The restatement preview's options of `refill backfill` (refill/cli/preview.py)."""
     command.add_argument(
         "--preview",
         action="store_true",

@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from refill import code_version, interrupts, settings
-from refill.cli_options import day_type
+from refill.cli.parser import day_type
 from refill.errors import EXIT_OK, RefillError
 from refill.rules import planning
 from refill.rules.code_change import CodeChangeReport, compared_models

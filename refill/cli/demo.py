@@ -7,12 +7,14 @@ lands; a newest-first backfill fills the hole; a rerun changes nothing; the stat
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
 
 from refill import settings
+from refill.cli.runs import start_flow_command, start_the_server
 from refill.errors import RefillError
 from refill.sample_data import DaySpec, write_day
 
@@ -21,6 +23,22 @@ LATE_DAY = date(2026, 1, 8)
 PAYMENTS_A_DAY = 2000
 # Written into a folder the demo makes; the demo wipes only a folder that holds it.
 MARKER = ".refill-demo"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--folder",
+        default=settings.DEFAULT_DEMO_FOLDER,
+        help="where the demo writes; wiped, if the demo made it",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    folder = prepare_folder(args.folder)  # refuses a folder the demo did not make
+    use_folder(folder)
+    start_the_server()
+    start_flow_command()
+    return run_demo(folder)
 
 
 def _step(text: str) -> None:

@@ -260,7 +260,7 @@ def _check_and_report(
 
 
 # ---------------------------------------------------------------------------------------
-# Command-line hooks (registered by refill/cli.py as `refill cutover`)
+# The command line's options and `main` (`refill cutover`)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
