@@ -41,7 +41,7 @@
             case
                 when is_ready then true
                 else error(
-                    'refill readiness: ' || cast(day as varchar) || ' of payments not ready ('
+                    'refill readiness: ' || day || ' of payments not ready ('
                     || reason || '), nothing written. Wait for the export, or choose a window without it.'
                 )
             end
