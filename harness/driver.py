@@ -8,7 +8,6 @@ own connection. Kills and concurrent runs need another process: a child
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
@@ -308,9 +307,10 @@ class ChildPool:
 
 @functools.lru_cache(maxsize=1)
 def _daily_takes_yes() -> bool:
-    parser = cli.build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return "--yes" in commands.choices["daily"]._option_string_actions
+    # parsed, not looked up in the parser: a command's options are added when the command
+    # is parsed (refill.cli), so the built parser's `daily` holds none yet
+    parsed, _ = cli.build_parser().parse_known_args(["daily", "--yes"])
+    return getattr(parsed, "yes", None) is True
 
 
 def runnable(argv: list[str]) -> list[str]:
