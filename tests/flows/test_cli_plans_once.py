@@ -17,6 +17,12 @@ from refill.warehouse.dbt_runner import DbtProject
 from tests.helpers import query
 from tests.runs import run_backfill
 
+# The session's Prefect server, as every test that runs a flow in this process: without it
+# the command starts a temporary server of its own, and Prefect's events worker (one per
+# process) stays pointed at it once it stops; the session's teardown then waited on
+# events sent to a server that is gone.
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
 D1 = date(2026, 3, 1)
 
 
