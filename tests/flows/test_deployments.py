@@ -221,17 +221,15 @@ def test_the_deployments_run_on_a_real_server_and_worker(tmp_path: Path):
         processes.run(str(PREFECT), "--no-prompt", "deploy", "--all", cwd=PROJECT_DIR)
         processes.start("worker", str(PREFECT), "worker", "start", "--pool", "refill", cwd=tmp_path)
 
-        # WHEN the backfill deployment runs for the three days, and at once a second time
-        # restating them, and then the
+        # WHEN the backfill deployment runs twice at once for the three days, each signed off
+        # to restate them (whichever the worker starts second has them to rebuild: a plain
+        # backfill started second would find nothing to do and write no run), and then the
         # daily deployment for the last day
         window = {"start": str(days[0]), "end": str(days[-1]), "retries": 1}
+        restating = {**window, "restate": True, "confirm": True}
         backfills = [
-            _run_deployment(processes, "refill-backfill/backfill", window),
-            _run_deployment(
-                processes,
-                "refill-backfill/backfill",
-                {**window, "restate": True, "confirm": True},
-            ),
+            _run_deployment(processes, "refill-backfill/backfill", restating),
+            _run_deployment(processes, "refill-backfill/backfill", restating),
         ]
         finished = [_final_state(api_url, run_id, timeout=420) for run_id in backfills]
         daily = _run_deployment(
