@@ -111,6 +111,13 @@
         refill_ops_columns_ddl('run_log', spark=true)) -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='notification_outbox', type='table'),
         refill_ops_columns_ddl('notification_outbox', spark=true)) -%}
+    {#-- The outbox's claim (notify.claim_pending), added to a table a metastore kept from
+         before it: Spark has no `add column if not exists`, so look first. --#}
+    {%- set outbox_columns = run_query("describe ops.notification_outbox").columns[0].values() -%}
+    {%- if 'claimed_by' not in outbox_columns -%}
+        {%- do run_query(
+            "alter table ops.notification_outbox add columns (claimed_by string, claimed_at timestamp)") -%}
+    {%- endif -%}
     {%- do refill_spark_register(api.Relation.create(schema='ops', identifier='seed_loads', type='table'),
         refill_ops_columns_ddl('seed_loads', spark=true)) -%}
     {%- do run_query("refresh table ops.partition_ledger") -%}

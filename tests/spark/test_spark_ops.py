@@ -54,3 +54,24 @@ def test_the_board_reads_one_row_per_run_its_closing_one(connection):
 
     runs = {run.run_id: run.outcome for run in board_reads.read_runs(connection, 10)}
     assert runs == {"run-closed": "published", "run-open": "running"}
+
+
+def test_an_outbox_kept_from_before_the_claim_gains_its_columns(cluster_dbt, connection):
+    # GIVEN the metastore's outbox as a warehouse made before claims had it
+    connection.execute("drop table ops.notification_outbox")
+    connection.execute(
+        "create table ops.notification_outbox (idempotency_key string, flow_name string, "
+        "logical_date date, outcome string, code_version string, message string, "
+        "created_at timestamp, sent_at timestamp, delivery_attempts int, last_error string) "
+        "using parquet"
+    )
+
+    # WHEN a run prepares the ops relations
+    cluster_dbt.invoke(["run-operation", "refill_create_ops_relations"])
+
+    # THEN a notification is queued and claimed once
+    queued = notify.Notification("daily", date(2026, 2, 4), "succeeded", "cv1", "published")
+    assert notify.enqueue(connection, queued) is True
+    (claimed,) = notify.claim_pending(connection, "run-1")
+    assert claimed.idempotency_key == queued.idempotency_key
+    assert notify.claim_pending(connection, "run-2") == []
