@@ -8,7 +8,7 @@
     {%- set markets = refill_loaded_seed(refill_node_relation(graph.nodes[seeds ~ 'markets'])) -%}
     {%- set fx_rates = refill_loaded_seed(refill_node_relation(graph.nodes[seeds ~ 'fx_rates_daily'])) -%}
     with raw_lines as (
-        {{ refill_window_raw_lines() }}
+        {{ refill_window_raw_lines('payments') }}
     ),
 
     markets as (

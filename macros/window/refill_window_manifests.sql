@@ -1,8 +1,8 @@
-{% macro refill_window_manifests(as_the_model=false) %}
+{% macro refill_window_manifests(dataset, as_the_model=false) %}
     {#--
-        The one query of stg_payments__manifests: one row per day of the window, its
-        landing manifest, readiness verdict and reference fingerprint, in the model's
-        columns and order. The model is this query; a command that reads the model without
+        The one query of a dataset's manifests model (stg_<dataset>__manifests): one row
+        per day of the window, its landing manifest, readiness verdict and reference
+        fingerprint, in the model's columns and order. The model is this query; a command that reads the model without
         building it (refill_work_relation) computes the same rows from the landing.
         The gate runs twice: here in Jinja over every day of the window (one line naming
         every unready day, before anything runs), and again in SQL over the verdicts the
@@ -10,7 +10,7 @@
         run instead of being dropped.
     --#}
     {%- set window = refill_window() -%}
-    {%- set checked = refill_require_landing_ready('payments', window) -%}
+    {%- set checked = refill_require_landing_ready(dataset, window) -%}
     {%- if checked | length == 0 -%}
         {#-- parsing (nothing checked yet) or an empty window: the same columns, no rows --#}
         {{ return(refill_window_manifests_columns()) }}
@@ -20,14 +20,14 @@
         dispatched query itself (the plugin still refuses a seed file the warehouse has
         not loaded) -#}
     {%- if as_the_model -%}
-        {%- set reference_query = refill_landed_reference('payments', window) -%}
+        {%- set reference_query = refill_landed_reference(dataset, window) -%}
     {%- else -%}
         {%- set reference_query = adapter.dispatch('refill_landed_reference', 'refill')(
-            'payments', window, refill_dataset_reference('payments')) -%}
+            dataset, window, refill_dataset_reference(dataset)) -%}
     {%- endif -%}
     {%- set query -%}
     with verdicts as (
-        {{ refill_landed_manifests('payments', window) }}
+        {{ refill_landed_manifests(dataset, window) }}
     ),
 
     reference as (
@@ -41,8 +41,8 @@
             case
                 when is_ready then true
                 else error(
-                    'refill readiness: ' || day || ' of payments not ready ('
-                    || reason || '), nothing written. Wait for the export, or choose a window without it.'
+                    'refill readiness: ' || day || ' of ' || {{ refill_string_literal(dataset) }}
+                    || ' not ready (' || reason || '), nothing written. Wait for the export, or choose a window without it.'
                 )
             end
     )

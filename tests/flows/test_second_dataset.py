@@ -6,6 +6,9 @@ drawn by the board with no change to the Python side."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from datetime import date, timedelta
 from pathlib import Path
@@ -15,6 +18,7 @@ import pytest
 from harness.overlay import copy_project
 from refill import settings
 from refill.cli import EXIT_FAILURE, EXIT_OK, main
+from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_landed_day
 from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import query
@@ -176,3 +180,37 @@ def test_a_second_dataset_is_backfilled_shown_and_drawn_with_no_python_change(
     html = out.read_text()
     assert all(str(day) in html for day in DAYS)
     assert "fct_refunds" in html
+
+    # AND a plain `dbt show` of one earlier day's refunds shows that day's refunds: the
+    # dataset's staging work tables hold the last backfill's day, so the show reads its
+    # gate and lines computed from the landing, as payments' do
+    project = Path(os.environ[settings.PROJECT_DIR_ENV])
+    shown = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("dbt")),
+            *("show", "--select", "fct_refunds", "--output", "json", "--log-format", "json"),
+            *("--vars", json.dumps(window_vars(DAYS[1], DAYS[1]))),
+            *("--project-dir", str(project), "--profiles-dir", str(project)),
+        ],
+        cwd=project,
+        env={**os.environ, "DBT_TARGET_PATH": str(tmp_path / "target")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert shown.returncode == 0, shown.stdout[-3000:]
+    assert sorted(row["refund_id"] for row in _shown_rows(shown.stdout)) == [
+        f"rf-{DAYS[1]:%Y%m%d}-{n}" for n in range(4)
+    ]
+
+
+def _shown_rows(stdout: str) -> list[dict]:
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        preview = event.get("data", {}).get("preview")
+        if preview is not None:
+            return json.loads(preview) if isinstance(preview, str) else preview
+    raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")

@@ -15,4 +15,4 @@
 -- depends_on: {{ ref('fx_rates_daily') }}
 -- depends_on: {{ ref('markets') }}
 
-{{ refill_window_manifests(as_the_model=true) }}
+{{ refill_window_manifests('payments', as_the_model=true) }}
