@@ -152,6 +152,33 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
+# Where the suite's time goes: seconds per tier and per worker, summed over every test's
+# setup, call and teardown, printed after the run (the per-tier figures of docs/contributing).
+_SECONDS_BY_TIER: dict[str, list[float]] = {}
+_SECONDS_BY_WORKER: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # a test's keywords hold its tier's mark and its folders' names: `slow` decides first
+    tier = next((name for name in ("slow", *TIERS) if name in report.keywords), "other")
+    seconds = _SECONDS_BY_TIER.setdefault(tier, [0.0, 0])
+    seconds[0] += report.duration
+    seconds[1] += report.when == "call"
+    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "main")
+    _SECONDS_BY_WORKER[worker] = _SECONDS_BY_WORKER.get(worker, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") or not _SECONDS_BY_TIER:
+        return
+    tiers = sorted(_SECONDS_BY_TIER.items(), key=lambda item: -item[1][0])
+    terminalreporter.write_sep("=", "seconds per tier (setup, call and teardown, summed)")
+    for tier, (seconds, tests) in tiers:
+        terminalreporter.write_line(f"{tier:>8}: {seconds:7.0f} s over {tests} test(s)")
+    busy = ", ".join(f"{w} {s:.0f} s" for w, s in sorted(_SECONDS_BY_WORKER.items()))
+    terminalreporter.write_line(f"busy per worker: {busy}")
+
+
 @pytest.fixture(autouse=True)
 def _pure_tests_stay_pure(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """A pure test starts no child process; in a session of pure tests only (make check),
