@@ -11,7 +11,8 @@
         version; each branch is guarded by the pointer row, read inside the reader's
         own query. One query sees one pointer value, so a reader gets all of one
         version or all of the other, never a mix, and a switch is one UPDATE
-        (refill/cutover.py). Re-creating it in a build therefore never moves the pointer.
+        (refill/warehouse/cutover_store.py). Re-creating it in a build therefore never moves
+        the pointer.
 
         The view is a macro's and not a dbt model's because dbt's versioned model owns
         the name `model_name` (its refs resolve to latest_version).
