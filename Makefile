@@ -39,10 +39,13 @@ check: lint unit
 unit: setup
 	$(BIN)/pytest -m pure tests/unit -q
 
-## The properties' long search (tests/properties/): a random search, 500 examples each;
-## the suite runs the same properties derandomized and bounded ("ci" profile).
+## The properties' long search (tests/properties/): a random search, 500 examples each
+## (FUZZ_EXAMPLES=N for another count, which each property scales as in the suite; ARGS
+## for pytest's, e.g. one file); the suite runs them derandomized and bounded ("ci").
+FUZZ_EXAMPLES ?= 500
 fuzz: setup
-	HYPOTHESIS_PROFILE=long $(BIN)/pytest tests/properties --hypothesis-show-statistics
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=long $(BIN)/pytest \
+		--hypothesis-show-statistics $(or $(ARGS),tests/properties)
 
 ## The harness's long run (docs/harness.md): 300 scenarios of the real code from seed 2000,
 ## and each broken variant searched for over the CI budget (the suite checks each at its

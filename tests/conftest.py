@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 # Properties (tests/properties/) run under one of two profiles. "ci" is the suite's: the
 # same examples on every run (derandomized), bounded, no deadline (a dbt build per example
 # is seconds on a shared machine). "long" is `make fuzz`: a random search, many more
-# examples, for the closing notes. HYPOTHESIS_PROFILE chooses; the suite defaults to "ci".
+# examples, for the closing notes (FUZZ_EXAMPLES sets how many, 500 unless told; each
+# property scales it as it scales the "ci" count). HYPOTHESIS_PROFILE chooses; the suite
+# defaults to "ci".
 _SLOW_EXAMPLES = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 settings.register_profile(
     "ci",
@@ -29,7 +31,11 @@ settings.register_profile(
     print_blob=True,
 )
 settings.register_profile(
-    "long", max_examples=500, deadline=None, suppress_health_check=_SLOW_EXAMPLES, print_blob=True
+    "long",
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "500")),
+    deadline=None,
+    suppress_health_check=_SLOW_EXAMPLES,
+    print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
