@@ -342,3 +342,16 @@ PAYMENTS_CATALOG = Catalog(
         ),
     )
 )
+
+
+def shown_rows(stdout: str) -> list[dict]:
+    """The rows `dbt show --output json --log-format json` printed."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        preview = event.get("data", {}).get("preview")
+        if preview is not None:
+            return json.loads(preview) if isinstance(preview, str) else preview
+    raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")

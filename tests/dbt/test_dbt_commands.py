@@ -25,6 +25,7 @@ from tests.helpers import (
     patched_project,
     published_by_day,
     relation_exists,
+    shown_rows,
     snapshot,
 )
 
@@ -125,7 +126,7 @@ def test_show_of_an_earlier_window_shows_that_windows_rows(checkout):
     )
 
     # THEN the rows are that window's, every published line of it, and no other day's
-    rows = _shown_rows(shown.stdout)
+    rows = shown_rows(shown.stdout)
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["event_date"][:10]] = counts.get(row["event_date"][:10], 0) + 1
@@ -261,18 +262,6 @@ def test_a_mart_built_alone_publishes_its_window_not_the_work_tables_window(chec
     assert snapshot(checkout.warehouse)["main.fct_payments"] == before["main.fct_payments"]
 
 
-def _shown_rows(stdout: str) -> list[dict]:
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        preview = event.get("data", {}).get("preview")
-        if preview is not None:
-            return json.loads(preview) if isinstance(preview, str) else preview
-    raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")
-
-
 def test_a_var_typo_is_refused_naming_it_before_the_seeds_load(checkout):
     write_days(checkout.landing, JAN, 2)
     typo = json.dumps({"start": day(1).isoformat(), "end": day(2).isoformat()})
@@ -327,4 +316,4 @@ def test_a_model_that_reads_a_work_table_it_names_on_a_depends_on_line_is_refuse
         "json",
         ok=True,
     )
-    assert _shown_rows(shown.stdout) == [{"landed_date": str(day(1))}]
+    assert shown_rows(shown.stdout) == [{"landed_date": str(day(1))}]

@@ -21,7 +21,7 @@ from refill.cli import EXIT_FAILURE, EXIT_OK, main
 from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_landed_day
 from refill.warehouse.dbt_runner import shared_project
-from tests.helpers import query
+from tests.helpers import query, shown_rows
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -199,18 +199,6 @@ def test_a_second_dataset_is_backfilled_shown_and_drawn_with_no_python_change(
         timeout=600,
     )
     assert shown.returncode == 0, shown.stdout[-3000:]
-    assert sorted(row["refund_id"] for row in _shown_rows(shown.stdout)) == [
+    assert sorted(row["refund_id"] for row in shown_rows(shown.stdout)) == [
         f"rf-{DAYS[1]:%Y%m%d}-{n}" for n in range(4)
     ]
-
-
-def _shown_rows(stdout: str) -> list[dict]:
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        preview = event.get("data", {}).get("preview")
-        if preview is not None:
-            return json.loads(preview) if isinstance(preview, str) else preview
-    raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")
