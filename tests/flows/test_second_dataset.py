@@ -51,7 +51,7 @@ FCT_REFUNDS = """
         ],
     )
 }}
--- depends_on: {{ ref('stg_refunds__manifests') }}
+-- depends_on: {{ refill_lineage_ref('stg_refunds__manifests') }}
 
 select
     json_extract_string(line_text, '$.refund_id') as refund_id,
