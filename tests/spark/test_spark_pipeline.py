@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import date, timedelta
@@ -115,15 +116,18 @@ def test_a_plain_dbt_build_on_the_cluster_publishes_what_duckdb_publishes_and_re
     # GIVEN two landed days with replays, conflicts and malformed lines
     write_days(cluster_workspace.landing, JAN, 2, SPEC)
 
-    # WHEN the window is built by `dbt build --vars` on the cluster, nothing run before it
-    # (dbt's data tests included), and on DuckDB from the same landing
+    # WHEN the window is built by `dbt build --vars` on the cluster as a dbt user types it,
+    # nothing run before it and nothing left out (dbt's unit and data tests included), and
+    # on DuckDB from the same landing
     window = json.dumps(window_vars(day(1), day(2)))
-    typed = dbt_cli(
-        ["build", "--vars", window, "--exclude-resource-type", "unit_test"],
-        cluster_workspace,
-        tmp_path,
-    )
+    typed = dbt_cli(["build", "--vars", window], cluster_workspace, tmp_path)
     assert typed.returncode == 0, typed.stdout[-3000:]
+    # and every unit test of the project passed on Spark (their fixtures are SQL that both
+    # engines parse: `null::string`, not DuckDB's `null::varchar`)
+    # (a versioned model's unit test is printed, and keyed, with its version: `..._v1`)
+    unit_tests = {unique_id.split(".")[-1] for unique_id in cluster_dbt.manifest.unit_tests}
+    passed = set(re.findall(r" PASS \S+::(\S+) ", typed.stdout))
+    assert unit_tests and unit_tests <= passed, (sorted(unit_tests - passed), typed.stdout[-3000:])
     on_spark = published_state(cluster_workspace)
     duckdb_file, outcome = duckdb_build(dbt_project, monkeypatch, tmp_path, 1, 2)
     assert outcome.success, outcome.message
