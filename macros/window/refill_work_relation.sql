@@ -45,9 +45,12 @@
 {% endmacro %}
 
 {% macro refill_refs_in_depends_on_lines(name) %}
-    {#-- How many of the node being rendered's ref('<name>') calls sit on a `-- depends_on:`
-         line, from its SQL as written (refill_lineage_ref and builtins.ref are other calls). --#}
+    {#-- How many of the node being rendered's ref() calls of <name> sit on a `-- depends_on:`
+         line, from its SQL as written (refill_lineage_ref and builtins.ref are other calls):
+         ref('<name>'), with a package first (ref('<package>', '<name>')) or a version after
+         (ref('<name>', v=1)), either quote. --#}
     {%- set raw_code = model.raw_code if model is mapping and model.raw_code is string else '' -%}
-    {%- set call = "(?<![\\w.])ref\\(\\s*['\"]" ~ modules.re.escape(name) ~ "['\"]\\s*\\)" -%}
+    {%- set call = "(?<![\\w.])ref\\(\\s*(?:['\"][^'\"]*['\"]\\s*,\\s*)?['\"]" ~ modules.re.escape(name)
+        ~ "['\"]\\s*(?:,[^)]*)?\\)" -%}
     {{ return(modules.re.findall('--[ \\t]*depends_on:[^\\n]*' ~ call, raw_code) | length) }}
 {% endmacro %}

@@ -276,27 +276,33 @@ def test_a_var_typo_is_refused_naming_it_before_the_seeds_load(checkout):
 def test_a_model_that_reads_a_work_table_it_names_on_a_depends_on_line_is_refused_in_one_line(
     checkout,
 ):
-    # GIVEN a new model that reads the manifests and also names them with ref() on a
-    # `-- depends_on:` line: a line comment cannot hold the window's computed rows
-    (checkout.project / "models/days_landed.sql").write_text(
-        "{{ config(materialized='view') }}\n"
-        "-- depends_on: {{ ref('stg_payments__manifests') }}\n"
-        "select landed_date from {{ ref('stg_payments__manifests') }}\n"
-    )
     write_days(checkout.landing, JAN, 2)
-    checkout.dbt("build", "--exclude", "days_landed", "--vars", window(1, 2), ok=True)
+    checkout.dbt("build", "--vars", window(1, 2), ok=True)
+    # GIVEN a new model that reads the manifests and also names them with ref() on a
+    # `-- depends_on:` line, in any of ref()'s spellings: a line comment cannot hold the
+    # window's computed rows
+    for spelling in (
+        "ref('stg_payments__manifests')",
+        'ref( "refill", "stg_payments__manifests" )',
+        "ref('refill','stg_payments__manifests')",
+    ):
+        (checkout.project / "models/days_landed.sql").write_text(
+            "{{ config(materialized='view') }}\n"
+            f"-- depends_on: {{{{ {spelling} }}}}\n"
+            "select landed_date from {{ ref('stg_payments__manifests') }}\n"
+        )
 
-    # WHEN a user shows it for a window the work tables do not hold
-    refused = checkout.dbt("show", "--select", "days_landed", "--vars", window(1, 1))
+        # WHEN a user shows it for a window the work tables do not hold
+        refused = checkout.dbt("show", "--select", "days_landed", "--vars", window(1, 1))
 
-    # THEN one line names the model, the work table and the fix, and nothing is written
-    assert refused.returncode != 0
-    assert (
-        "refill window: days_landed reads stg_payments__manifests and also names it on a "
-        "`-- depends_on:` line" in refused.stdout
-    )
-    assert "refill_lineage_ref('stg_payments__manifests')" in refused.stdout
-    assert not relation_exists(checkout.warehouse, "main", "days_landed")
+        # THEN one line names the model, the work table and the fix, and nothing is written
+        assert refused.returncode != 0, spelling
+        assert (
+            "refill window: days_landed reads stg_payments__manifests and also names it on a "
+            "`-- depends_on:` line" in refused.stdout
+        ), (spelling, refused.stdout[-2000:])
+        assert "refill_lineage_ref('stg_payments__manifests')" in refused.stdout
+        assert not relation_exists(checkout.warehouse, "main", "days_landed")
 
     # AND named there through refill_lineage_ref, the same model shows the window's day
     (checkout.project / "models/days_landed.sql").write_text(
