@@ -1,7 +1,9 @@
-"""The harness's command: `python -m harness.run --scenarios N --seed S [--variant NAME]`.
+"""The harness's command: `python -m harness.run [--scenarios N --seed S] [--variant NAME]`.
 
-Runs scenarios S, S+1, ..., S+N-1 (each a seed of its own: `--scenarios 1 --seed X`
-replays scenario X), prints a progress line per scenario and a summary: scenarios,
+With neither option, runs the CI budget: the seeds of harness/budget.py, the fewest events
+that exercise every feature of a wider sweep's plans. With them, the sweep of scenarios S,
+S+1, ..., S+N-1 (each a seed of its own: `--scenarios 1 --seed X` replays scenario X).
+Prints a progress line per scenario and a summary: scenarios,
 events, kills, invariant checks, violations, and for each violation the invariant, the
 scenario's seed and the event that exposed it. Exits 1 when any invariant was violated.
 
@@ -29,8 +31,7 @@ from pathlib import Path
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-DEFAULT_SCENARIOS = 30  # the CI budget
-DEFAULT_SEED = 1000
+DEFAULT_SEED = 1000  # a sweep's first seed when --scenarios is given without --seed
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 _COUNTS = (
     "scenarios",
@@ -60,8 +61,7 @@ def prefect_server() -> Iterator[str | None]:
 
 
 def run_harness(
-    scenarios: int = DEFAULT_SCENARIOS,
-    seed: int = DEFAULT_SEED,
+    seeds: list[int],
     variant: str | None = None,
     stop_on_violation: bool = False,
     workdir: Path | None = None,
@@ -77,9 +77,9 @@ def run_harness(
     from harness.variants import check_variant
 
     check_variant(variant)
-    seeds = [seed + number for number in range(scenarios)]
     label = (variant or "real code") + (f", classes {classes}" if classes else "")
-    say(f"harness: {scenarios} scenario(s) from seed {seed} on {label}, {jobs} job(s)")
+    numbers = _seed_ranges(seeds)
+    say(f"harness: {len(seeds)} scenario(s), seeds {numbers}, on {label}, {jobs} job(s)")
     clock = time.monotonic()
     with contextlib.ExitStack() as stack:
         if workdir is None:
@@ -107,6 +107,17 @@ def run_harness(
     for line in summary(stats, variant):
         say(line)
     return stats
+
+
+def _seed_ranges(seeds: list[int]) -> str:
+    """1000-1003, 1007, 1010-1011: the seeds as a reader would list them."""
+    ranges: list[list[int]] = []
+    for seed in sorted(seeds):
+        if ranges and seed == ranges[-1][-1] + 1:
+            ranges[-1][-1] = seed
+        else:
+            ranges.append([seed, seed])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def run_seeds(
@@ -276,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m harness.run", description="refill's fault-injection harness."
     )
-    parser.add_argument("--scenarios", type=int, default=DEFAULT_SCENARIOS)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument(
+        "--scenarios", type=int, help="a sweep of N seeds (default: the CI budget's cover)"
+    )
+    parser.add_argument("--seed", type=int, help=f"the sweep's first seed (default {DEFAULT_SEED})")
     parser.add_argument("--variant", help="a deliberately broken variant: append, clock_date, ...")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
@@ -302,18 +315,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", help=argparse.SUPPRESS)
     parser.add_argument("--worker-result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.scenarios < 1 or args.jobs < 1:
+    if (args.scenarios is not None and args.scenarios < 1) or args.jobs < 1:
         parser.error("--scenarios and --jobs must be >= 1")
     if args.engine == "spark":
         if args.variant:
             parser.error("--variant: the broken variants are DuckDB overlays, not run on Spark")
         return run_spark(args.workdir, args.keep)
+    if args.scenarios is None and args.seed is None:
+        from harness.budget import ci_seeds
+
+        seeds = ci_seeds(args.classes)
+    else:
+        first = DEFAULT_SEED if args.seed is None else args.seed
+        seeds = [first + number for number in range(args.scenarios or 1)]
     if args.describe:
         from harness.scenarios import CLASSES, plan_scenario
 
         weights = CLASSES[args.classes] if args.classes else None
-        for number in range(args.scenarios):
-            print("\n".join(plan_scenario(args.seed + number, weights).describe()))
+        for seed in seeds:
+            print("\n".join(plan_scenario(seed, weights).describe()))
         return 0
     # Expected failures are the point here: keep refill's run logs off the console.
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
@@ -346,8 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stats.violations else 0
 
     stats = run_harness(
-        args.scenarios,
-        args.seed,
+        seeds,
         args.variant,
         args.stop_on_violation,
         args.workdir,

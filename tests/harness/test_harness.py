@@ -14,8 +14,9 @@ from datetime import date, timedelta
 import pytest
 
 from harness import hostile
+from harness.budget import POOL_SEED, POOL_SIZE, ci_seeds, scenario_features
 from harness.invariants import LedgerEntry, torn_chunks
-from harness.run import DEFAULT_SCENARIOS, DEFAULT_SEED, run_harness
+from harness.run import DEFAULT_SEED, run_harness
 from harness.scenarios import CLASSES, plan_scenario
 from harness.variants import VARIANTS
 from refill.cli import main
@@ -65,26 +66,50 @@ VARIANT_SEEDS = {
 }
 
 
+def test_each_broken_variant_is_checked_on_a_seed_of_the_ci_budget():
+    assert set(VARIANT_SEEDS.values()) <= set(ci_seeds())
+
+
 def test_scenarios_are_a_function_of_their_seed():
     first, again = plan_scenario(DEFAULT_SEED), plan_scenario(DEFAULT_SEED)
     assert first.describe() == again.describe()
     assert plan_scenario(DEFAULT_SEED + 1).describe() != first.describe()
-    for seed in range(DEFAULT_SEED, DEFAULT_SEED + DEFAULT_SCENARIOS):
+    for seed in range(POOL_SEED, POOL_SEED + POOL_SIZE[None]):
         scenario = plan_scenario(seed)
         assert 3 <= len(scenario.days) <= 5
         assert 3 <= len([e for e in scenario.events if e.kind != "resume"]) <= 6
 
 
+@pytest.mark.parametrize("classes", [None, "preview"])
+def test_the_ci_budget_exercises_everything_its_pool_does_in_fewer_events(classes):
+    # GIVEN the pool of seeds the CI budget is drawn from, and the 30 (preview: 6)
+    # consecutive seeds CI ran before the cover
+    weights = CLASSES[classes] if classes else None
+    pool_seeds = range(POOL_SEED, POOL_SEED + POOL_SIZE[classes])
+    pool = [plan_scenario(seed, weights) for seed in pool_seeds]
+    before = pool[: 6 if classes else 30]
+
+    # WHEN the budget is chosen
+    budget = [plan_scenario(seed, weights) for seed in ci_seeds(classes)]
+
+    # THEN it has every feature of the pool (so every one the sweep before it had), in
+    # fewer events than that sweep, and no seed it could drop
+    def features(plans):
+        return set().union(*(scenario_features(plan) for plan in plans))
+
+    def events(plans):
+        return sum(len(plan.events) for plan in plans)
+
+    assert features(budget) == features(pool) >= features(before)
+    assert events(budget) < events(before)
+    for dropped in budget:
+        assert features([plan for plan in budget if plan is not dropped]) != features(pool)
+
+
 def test_the_ci_budget_walks_the_adversarial_paths():
     # GIVEN the CI budget's plans
-    events = [
-        event
-        for seed in range(DEFAULT_SEED, DEFAULT_SEED + DEFAULT_SCENARIOS)
-        for event in plan_scenario(seed).events
-    ]
-    scenarios = [
-        plan_scenario(seed) for seed in range(DEFAULT_SEED, DEFAULT_SEED + DEFAULT_SCENARIOS)
-    ]
+    scenarios = [plan_scenario(seed) for seed in ci_seeds()]
+    events = [event for scenario in scenarios for event in scenario.events]
 
     # THEN they hold every hostile landing, host time zones, plain dbt builds, retention
     # then a full refresh, every interrupt signal, a failure in a later model of a chunk,
@@ -99,8 +124,9 @@ def test_the_ci_budget_walks_the_adversarial_paths():
     assert any(event.kind == "seed_change" for event in events)
     assert {e.kill_signal for e in events if e.kill_moment} == {"SIGKILL", "SIGINT", "SIGTERM"}
     assert any(event.fault and ":fct_daily_revenue_v2" in event.fault for event in events)
+    # chunking_invariance, its fresh warehouse chunked by days and by lines
     assert any("--chunk-lines" in scenario.fresh for scenario in scenarios)
-    assert sum(1 for scenario in scenarios if scenario.fresh) >= 8  # chunking_invariance
+    assert any("--chunk-days" in scenario.fresh for scenario in scenarios)
 
 
 @pytest.mark.parametrize("kind", hostile.KINDS)
@@ -172,14 +198,12 @@ def test_the_real_code_passes_the_ci_budget(tmp_path):
     lines: list[str] = []
 
     # WHEN the harness runs them, checking every invariant after every event
-    stats = run_harness(
-        DEFAULT_SCENARIOS, DEFAULT_SEED, workdir=tmp_path, say=lines.append, jobs=CI_JOBS
-    )
+    stats = run_harness(ci_seeds(), workdir=tmp_path, say=lines.append, jobs=CI_JOBS)
     print("\n".join(lines))
 
     # THEN nothing is violated, every run that should have succeeded did, and the budget
     # exercised what it claims to
-    assert stats.scenarios == DEFAULT_SCENARIOS
+    assert stats.scenarios == len(ci_seeds())
     assert [f.lines() for f in stats.violations] == []
     assert [f.lines() for f in stats.liveness] == []
     assert stats.kills >= 3
@@ -189,13 +213,12 @@ def test_the_real_code_passes_the_ci_budget(tmp_path):
 
 # The preview classes' own budget (python -m harness.run --classes preview): previews
 # interleaved with re-exports and daily runs, signals and kills during them.
-PREVIEW_SCENARIOS = 6
 
 
 def test_the_preview_budget_walks_interleavings_signals_and_kills():
     events = [
         event
-        for seed in range(DEFAULT_SEED, DEFAULT_SEED + PREVIEW_SCENARIOS)
+        for seed in ci_seeds("preview")
         for event in plan_scenario(seed, CLASSES["preview"]).events
     ]
     kinds = {event.kind for event in events}
@@ -209,8 +232,7 @@ def test_the_real_code_passes_the_preview_budget(tmp_path):
     lines: list[str] = []
 
     stats = run_harness(
-        PREVIEW_SCENARIOS,
-        DEFAULT_SEED,
+        ci_seeds("preview"),
         workdir=tmp_path,
         say=lines.append,
         jobs=CI_JOBS,
@@ -229,8 +251,7 @@ def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
     lines: list[str] = []
 
     stats = run_harness(
-        1,
-        VARIANT_SEEDS[variant],
+        [VARIANT_SEEDS[variant]],
         variant=variant,
         stop_on_violation=True,
         workdir=tmp_path,
