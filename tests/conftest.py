@@ -158,10 +158,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
-# Where the suite's time goes: seconds per tier and per worker, summed over every test's
-# setup, call and teardown, printed after the run (the per-tier figures of docs/contributing).
+# Where the suite's time goes: seconds per tier, per worker and for the costliest files,
+# summed over every test's setup, call and teardown, printed after the run (the per-tier
+# figures of docs/testing.md).
 _SECONDS_BY_TIER: dict[str, list[float]] = {}
 _SECONDS_BY_WORKER: dict[str, float] = {}
+_SECONDS_BY_FILE: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -172,6 +174,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     seconds[1] += report.when == "call"
     worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "main")
     _SECONDS_BY_WORKER[worker] = _SECONDS_BY_WORKER.get(worker, 0.0) + report.duration
+    path = report.nodeid.split("::")[0]
+    _SECONDS_BY_FILE[path] = _SECONDS_BY_FILE.get(path, 0.0) + report.duration
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -183,6 +187,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"{tier:>8}: {seconds:7.0f} s over {tests} test(s)")
     busy = ", ".join(f"{w} {s:.0f} s" for w, s in sorted(_SECONDS_BY_WORKER.items()))
     terminalreporter.write_line(f"busy per worker: {busy}")
+    costliest = sorted(_SECONDS_BY_FILE.items(), key=lambda item: -item[1])[:15]
+    terminalreporter.write_line("costliest files:")
+    for path, seconds in costliest:
+        terminalreporter.write_line(f"  {seconds:7.0f} s  {path}")
 
 
 @pytest.fixture(autouse=True)
