@@ -37,7 +37,6 @@ SKIPPED_ON_SPARK = {
     "with FILE_NOT_EXIST, while a chunk's overwrites commit (parquet has no commits)",
     "one_notification_per_key": "the outbox is append-only on Spark (a key's later states "
     "are appended rows); the subset sends no webhook to count deliveries",
-    "interrupted_run_stops": "no SIGINT or SIGTERM scenario on Spark yet (only SIGKILL)",
     "history_not_lost": "no retention scenario in the subset (the rule is tested on Spark: "
     "tests/spark/test_upkeep_spark.py)",
     "chunking_invariance": "a second full Spark build per scenario would double its time; "

@@ -9,9 +9,12 @@ checked:
   withdrawn (its `_SUCCESS` taken away: real input, as an exporter can do), so the second
   chunk fails at readiness; then the export lands again and the same command runs again,
   and must build only that chunk.
-- killed_chunk_then_rerun: the backfill's process group is sent SIGKILL a few seconds into
-  its second chunk (the cluster runs on: a statement in flight completes there, the next is
-  never sent); then the same command runs again.
+- interrupted_then_killed_then_rerun: a Ctrl-C (SIGINT to the backfill's process group, as
+  a terminal sends it) a few seconds into its first chunk: the chunk in flight finishes,
+  no chunk starts after it, and the command exits 130 with its run logged `interrupted`;
+  then the same command, which has only the other chunk left, is sent SIGKILL a few
+  seconds into it (the cluster runs on: a statement in flight completes there, the next is
+  never sent); then the same command once more.
 """
 
 from __future__ import annotations
@@ -31,13 +34,17 @@ from pathlib import Path
 from harness import spark
 from harness.driver import Finding, Stats
 from harness.invariants import CheckContext, Truths, WarehouseState
+from refill.errors import EXIT_INTERRUPTED
 from refill.rules.readiness import MANIFEST_NAME, day_folder
 from refill.sample_data import DATASET, DaySpec, write_days
 from refill.warehouse import partition_locks
 from tools import spark_cluster
 
 SEED = 0  # the subset's scenarios are fixed, not drawn: findings name the scenario instead
-KILL_AFTER_SECONDS = 5.0  # into the second chunk's build
+SIGNAL_AFTER_SECONDS = 5.0  # into a chunk's build
+# After a Ctrl-C the chunk in flight finishes (a minute on a loaded 2-core cluster), so the
+# wait is longer than the DuckDB harness's (invariants.INTERRUPT_GRACE_SECONDS).
+INTERRUPT_GRACE_SECONDS = 300.0
 
 
 def days() -> list[date]:
@@ -219,31 +226,61 @@ def failed_chunk_then_resume(
     return scenario
 
 
-def killed_chunk_then_rerun(
+def _signal_in_chunk(
+    scenario: SparkScenario, process: subprocess.Popen, chunk: list[date], signum: int
+) -> bool:
+    """Send `signum` to the command's process group a few seconds into its build of
+    `chunk`; False if the command ended before that."""
+    if not _wait_until_held(scenario, process, chunk):
+        return False
+    time.sleep(SIGNAL_AFTER_SECONDS)
+    if process.poll() is not None:
+        return False
+    os.killpg(process.pid, signum)
+    return True
+
+
+def interrupted_then_killed_then_rerun(
     folder: Path, cluster: spark_cluster.Cluster, say: Callable[[str], None] = print
 ) -> SparkScenario:
     spark_cluster.reset(cluster)
-    scenario = SparkScenario("killed_chunk_then_rerun", folder, cluster)
+    scenario = SparkScenario("interrupted_then_killed_then_rerun", folder, cluster)
     truths = _land(scenario)
-    oldest_chunk = days()[: spark.CHUNK_DAYS]
+    oldest_chunk, newest_chunk = days()[: spark.CHUNK_DAYS], days()[spark.CHUNK_DAYS :]
 
+    # Ctrl-C during the first chunk (the newest days), not the run's last
     before = WarehouseState()
     process = scenario.start()
-    killed = set()
-    if _wait_until_held(scenario, process, oldest_chunk):
-        time.sleep(KILL_AFTER_SECONDS)
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            killed.add(process.pid)
-    code, output = _run(scenario, process)
-    name = "backfill, SIGKILL in chunk 2" if killed else "backfill (ended before the SIGKILL)"
-    first = scenario.event(Event(name, code, output))
-    _check(scenario, first, truths, before, after_kill=bool(killed), killed_pids=killed)
+    interrupted = _signal_in_chunk(scenario, process, newest_chunk, signal.SIGINT)
+    clock = time.monotonic()
+    try:
+        output, _ = process.communicate(timeout=INTERRUPT_GRACE_SECONDS)
+        stopped_after: float | None = time.monotonic() - clock
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        stopped_after = None
+    name = "backfill, Ctrl-C in chunk 1" if interrupted else "backfill (ended before the Ctrl-C)"
+    first = scenario.event(Event(name, process.returncode, output))
+    interrupt = ("SIGINT", stopped_after, process.returncode) if interrupted else None
+    stopped_in_chunk = f"{newest_chunk[0]}..{newest_chunk[-1]}" if interrupted else None
+    _check(scenario, first, truths, before, interrupt=interrupt, stopped_in_chunk=stopped_in_chunk)
     _tell(say, first)
+
+    # SIGKILL during the chunk left (the oldest days)
+    process = scenario.start()
+    killed = set()
+    if _signal_in_chunk(scenario, process, oldest_chunk, signal.SIGKILL):
+        killed.add(process.pid)
+    code, output = _run(scenario, process)
+    name = "the same backfill, SIGKILL in chunk 2" if killed else "the same backfill (ended first)"
+    second = scenario.event(Event(name, code, output))
+    _check(scenario, second, truths, first.state, after_kill=bool(killed), killed_pids=killed)
+    _tell(say, second)
 
     code, output = _run(scenario, scenario.start())
     rerun = scenario.event(Event("the same backfill again", code, output))
-    _check(scenario, rerun, truths, first.state, converge_days=days(), killed_pids=killed)
+    _check(scenario, rerun, truths, second.state, converge_days=days(), killed_pids=killed)
     if code != 0:
         rerun.violations.append(
             spark.Violation("killed_run_converges", f"the rerun exited {code}: {output[-300:]}")
@@ -254,7 +291,7 @@ def killed_chunk_then_rerun(
 
 SCENARIOS = {
     "failed_chunk_then_resume": failed_chunk_then_resume,
-    "killed_chunk_then_rerun": killed_chunk_then_rerun,
+    "interrupted_then_killed_then_rerun": interrupted_then_killed_then_rerun,
 }
 
 
@@ -290,7 +327,7 @@ def run_spark_subset(
                 continue
             stats.subprocess_runs += 1
             stats.checks += 1
-            stats.kills += "SIGKILL" in event.name
+            stats.kills += "SIGKILL" in event.name or "Ctrl-C" in event.name
             stats.outcomes[_outcome(event.code)] += 1
             for violation in event.violations:
                 stats.findings.append(
@@ -309,7 +346,9 @@ def run_spark_subset(
 
 
 def _outcome(code: int) -> str:
-    return {0: "succeeded", -signal.SIGKILL: "killed"}.get(code, "failed")
+    return {0: "succeeded", -signal.SIGKILL: "killed", EXIT_INTERRUPTED: "interrupted"}.get(
+        code, "failed"
+    )
 
 
 def summary(stats: Stats) -> list[str]:
@@ -321,7 +360,7 @@ def summary(stats: Stats) -> list[str]:
         f"  scenarios          {stats.scenarios}",
         f"  events             {stats.events} ({stats.landing_events} landing, "
         f"{stats.subprocess_runs} child-process runs)",
-        f"  signals            {stats.kills} (SIGKILL)",
+        f"  signals            {stats.kills} (SIGINT as a terminal's Ctrl-C, SIGKILL)",
         f"  invariant checks   {stats.checks * len(spark.SPARK_INVARIANTS)} ({stats.checks} "
         f"checker passes x {len(spark.SPARK_INVARIANTS)} invariants)",
         f"  violations         {len(stats.violations)}",

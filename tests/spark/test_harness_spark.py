@@ -1,6 +1,6 @@
 """The harness's Spark subset (harness/spark.py, harness/spark_scenarios.py): its invariants
-hold after a SIGKILLed backfill and its rerun, and its reader catches a warehouse that
-breaks them, so the check cannot pass by reading nothing.
+hold after a backfill stopped by Ctrl-C, the same command SIGKILLed and its rerun, and its
+reader catches a warehouse that breaks them, so the check cannot pass by reading nothing.
 
 The subset's other scenario (a failed chunk, then the same command resuming it) runs in
 tests/spark/test_resume_spark.py, which asserts its 0 violations too; `python -m harness.run
@@ -24,21 +24,25 @@ from harness.spark_scenarios import days, run_spark_subset  # noqa: E402
 
 @pytest.fixture(scope="module")
 def subset(cluster, tmp_path_factory):
-    """The subset's kill scenario, on the Spark tests' one cluster."""
+    """The subset's signal scenario, on the Spark tests' one cluster."""
     workdir = tmp_path_factory.mktemp("spark-harness")
     lines: list[str] = []
-    stats = run_spark_subset(["killed_chunk_then_rerun"], workdir, lines.append, cluster)
-    return stats, workdir / "killed_chunk_then_rerun", lines, cluster
+    stats = run_spark_subset(["interrupted_then_killed_then_rerun"], workdir, lines.append, cluster)
+    return stats, workdir / "interrupted_then_killed_then_rerun", lines, cluster
 
 
-def test_the_spark_subset_reports_0_violations_after_a_killed_chunk_and_its_rerun(subset):
+def test_the_spark_subset_reports_0_violations_after_a_ctrl_c_a_kill_and_a_rerun(subset):
     stats, _, lines, _ = subset
     print("\n".join(lines))
+    # interrupted_run_stops among them: exit 130 within the grace, the run logged
+    # 'interrupted', and no chunk after the one the Ctrl-C landed in
+    assert "interrupted_run_stops" in spark.SPARK_INVARIANTS
     assert [finding.lines() for finding in stats.violations] == []
-    # the SIGKILL landed in the command's work (not after it ended), and the rerun succeeded
-    assert stats.kills == 1, lines
-    assert stats.outcomes == {"killed": 1, "succeeded": 1}, lines
-    assert stats.checks == 2
+    # both signals landed in the command's work (not after it ended): the Ctrl-C stopped
+    # the first run, the SIGKILL the second, and the third succeeded
+    assert stats.kills == 2, lines
+    assert stats.outcomes == {"interrupted": 1, "killed": 1, "succeeded": 1}, lines
+    assert stats.checks == 3
 
 
 def _truths(landing: Path) -> Truths:
@@ -72,6 +76,9 @@ def test_the_spark_reader_sees_the_published_warehouse_it_checks(reading):
     state = spark.read_spark_state(folder / "warehouse", _tables(cluster))
     # every day in every chunk model and its ledger: a reader that read nothing fails here
     assert sorted(state.facts) == days()
+    # the three runs' logs: the Ctrl-C's closed as interrupted, the SIGKILLed one left open
+    # (no process was left to close it), the rerun's succeeded
+    assert sorted(state.run_outcomes.values()) == ["interrupted", "running", "succeeded"]
     assert {(entry.model_name, entry.partition_date) for entry in state.ledger} >= {
         ("fct_payments", day) for day in days()
     }
