@@ -58,11 +58,14 @@ CI_JOBS = 2  # scenarios are independent; one refill run keeps about one core bu
 # caught (docs/harness.md, Figures): a variant that is no longer caught there fails here
 # instead of costing a search. `make harness-long` searches the whole budget for each. A
 # change to the scenarios' draw (a new kind) moves them: the search gives the new seed.
+# A seed where the catch does not hang on timing: split_transaction at 1029, whose first
+# event's fault (before_commit, every attempt) leaves the committed delete behind; at 1001
+# only a reader or a kill landing between its two commits saw it (missed in a CI run).
 VARIANT_SEEDS = {
     "append": DEFAULT_SEED + 1,
     "clock_date": DEFAULT_SEED,
     "separate_commits": DEFAULT_SEED,
-    "split_transaction": DEFAULT_SEED + 1,
+    "split_transaction": 1029,
 }
 
 
