@@ -49,9 +49,7 @@
             {%- do chunk.append(node) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if chunk | length == 0 -%}
-        {{ exceptions.raise_compiler_error("refill preview: " ~ preview_id ~ " keeps no rows; nothing published") }}
-    {%- endif -%}
+    {%- do refill_require_kept_models(preview_id, chunk) -%}
     {%- set marked -%}
         insert into ops.refill_preview_chunks values (
             {{ refill_string_literal(preview_id) }}, {{ refill_date_literal(window.start_date) }}, {{ refill_date_literal(window.end_date) }},
@@ -114,9 +112,7 @@
             {%- do chunk.append(node) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if chunk | length == 0 -%}
-        {{ exceptions.raise_compiler_error("refill preview: " ~ preview_id ~ " keeps no rows; nothing published") }}
-    {%- endif -%}
+    {%- do refill_require_kept_models(preview_id, chunk) -%}
     {%- set marked = "insert into ops.refill_preview_chunks partition (preview_id = "
         ~ refill_string_literal(preview_id)
         ~ ") select " ~ refill_date_literal(window.start_date) ~ ", " ~ refill_date_literal(window.end_date)
@@ -139,4 +135,13 @@
             ~ " of preview " ~ preview_id ~ " refused: " ~ refusal ~ "; nothing published") }}
     {%- endif -%}
     {{ return(preview_id) }}
+{% endmacro %}
+
+{% macro refill_require_kept_models(preview_id, chunk) %}
+    {#-- Both engines' publish of a preview refuses a chunk for which it kept no model's rows
+         (the preview ran no model, or its tables are gone): nothing to publish, said in one
+         line before any shadow is published. --#}
+    {%- if chunk | length == 0 -%}
+        {{ exceptions.raise_compiler_error("refill preview: " ~ preview_id ~ " keeps no rows; nothing published") }}
+    {%- endif -%}
 {% endmacro %}

@@ -16,6 +16,7 @@ import time
 from datetime import date, timedelta
 from decimal import Decimal
 
+import duckdb
 import pytest
 import yaml
 from prefect.flows import load_flow_from_entrypoint
@@ -359,12 +360,26 @@ def rate_corrected(tmp_path, monkeypatch, day: date):
             shared_project.cache_clear()
 
 
+def drop_kept_tables(warehouse, preview_id: str) -> None:
+    """Every table a preview kept (schema `preview`, named for its id) dropped."""
+    with duckdb.connect(str(warehouse)) as connection:
+        kept = connection.execute(
+            "select table_name from information_schema.tables "
+            "where table_schema = 'preview' and starts_with(table_name, ?)",
+            [f"{preview_id}__"],
+        ).fetchall()
+        assert kept, f"preview {preview_id} kept no table to drop"
+        for (name,) in kept:
+            connection.execute(f'drop table preview."{name}"')
+
+
 @pytest.mark.parametrize(
     "change, refusal",
     [
         ("a window wider than its chunk", "is not a chunk of preview"),
         ("a day re-exported", f"day {d(6)} was re-exported since preview"),
         ("a rate corrected", "fx_rates_daily changed for day 2026-03-0[4-6] since preview"),
+        ("its kept tables dropped", r"preview: \S+ keeps no rows; nothing published"),
     ],
 )
 def test_plain_dbt_publish_preview_refuses_what_refill_refuses(
@@ -381,6 +396,9 @@ def test_plain_dbt_publish_preview_refuses_what_refill_refuses(
         window = (d(4), d(DAYS))
     if change == "a rate corrected":
         corrected = rate_corrected(tmp_path, monkeypatch, d(6))
+        window = (d(4), d(DAYS))
+    if change == "its kept tables dropped":  # by hand, say, to free the space
+        drop_kept_tables(workspace.warehouse, outcome.preview_id)
         window = (d(4), d(DAYS))
     before = consumer_results(workspace.warehouse)
 
