@@ -471,11 +471,14 @@ class Driver:
         prefect_api_url: str | None = None,
         stats: Stats | None = None,
         keep_folders: bool = False,
+        stop_at_violation: bool = False,
     ):
         self.root = root
         self.variant = variant
         self.stats = stats or Stats()
         self.keep_folders = keep_folders
+        # --stop-on-violation: a scenario ends at the event after which one was found
+        self.stop_at_violation = stop_at_violation
         self.webhook = Webhook()
         project = overlay.patched_project(variant)
         self.pool = ChildPool(root / "children", prefect_api_url, project)
@@ -549,10 +552,15 @@ class _ScenarioRun:
             if later:
                 self.driver.pool.warm_up(later[0].time_zone)  # starts while events run
             self._step(number, event)
+            if self.driver.stop_at_violation and self._violated():
+                return
         if self.scenario.final:
             final = Event("final", list(self.scenario.final), days=list(self.scenario.days))
             self._step(len(events) + 1, final)
             self._check_chunking_invariance(len(events) + 2)
+
+    def _violated(self) -> bool:
+        return any(finding.kind == "violation" for finding in self.findings)
 
     def _step(self, number: int, event: Event) -> None:
         before = self.state

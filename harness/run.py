@@ -142,7 +142,8 @@ def run_seeds(
     stats = Stats()
     clock = time.monotonic()
     with use_patched_project(variant):
-        driver = Driver(workdir, variant, PREFECT_API_URL.value(), stats, keep_folders)
+        api = PREFECT_API_URL.value()
+        driver = Driver(workdir, variant, api, stats, keep_folders, stop_on_violation)
         try:
             for number, seed in enumerate(seeds, 1):
                 scenario = plan_scenario(seed, weights)
@@ -294,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", help="a deliberately broken variant: append, clock_date, ...")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
-        "--stop-on-violation", action="store_true", help="stop after the first failing scenario"
+        "--stop-on-violation",
+        action="store_true",
+        help="stop at the first violation (the rest of its scenario is not run)",
     )
     parser.add_argument("--workdir", type=Path, help="where scenarios write (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep every scenario's folder")

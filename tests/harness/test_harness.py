@@ -267,6 +267,8 @@ def test_each_broken_variant_is_caught_within_the_budget(variant, tmp_path):
     print(f"{variant}: caught by {first.invariant} at seed {first.seed}: {first.detail}")
     caught = {finding.invariant for finding in stats.violations}
     assert caught & EXPECTED_CATCHES[variant], caught
+    # --stop-on-violation: no event ran after the one that exposed it
+    assert stats.events == first.event_number, (stats.events, first.event_number)
     # the report names the invariant and the seed that reproduces it
     assert any(f"caught: {first.invariant} at seed {first.seed}" in line for line in lines)
     assert any(f"--seed {first.seed} --variant {variant}" in line for line in lines)
