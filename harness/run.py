@@ -324,7 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.variant:
             parser.error("--variant: the broken variants are DuckDB overlays, not run on Spark")
         return run_spark(args.workdir, args.keep)
-    if args.scenarios is None and args.seed is None:
+    if args.seeds:  # a worker of --jobs: its share
+        seeds = [int(seed) for seed in args.seeds.split(",")]
+    elif args.scenarios is None and args.seed is None:
         from harness.budget import ci_seeds
 
         seeds = ci_seeds(args.classes)
@@ -347,7 +349,6 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     if args.worker_result:
-        seeds = [int(seed) for seed in args.seeds.split(",")]
         with prefect_server():
             stats = run_seeds(
                 seeds,
