@@ -75,6 +75,7 @@ class Event:
     state: WarehouseState | None = None
     violations: list = field(default_factory=list)
     seconds: float = 0.0  # the command's wall time, from its start to its exit
+    signal: str | None = None  # SIGINT or SIGKILL, sent while the command worked
 
 
 @dataclass
@@ -261,7 +262,9 @@ def interrupted_then_killed_then_rerun(
         output, _ = process.communicate()
         stopped_after = None
     name = "backfill, Ctrl-C in chunk 1" if interrupted else "backfill (ended before the Ctrl-C)"
-    first = scenario.event(Event(name, process.returncode, output))
+    first = scenario.event(
+        Event(name, process.returncode, output, signal="SIGINT" if interrupted else None)
+    )
     interrupt = ("SIGINT", stopped_after, process.returncode) if interrupted else None
     stopped_in_chunk = f"{newest_chunk[0]}..{newest_chunk[-1]}" if interrupted else None
     _check(scenario, first, truths, before, interrupt=interrupt, stopped_in_chunk=stopped_in_chunk)
@@ -274,7 +277,7 @@ def interrupted_then_killed_then_rerun(
         killed.add(process.pid)
     code, output = _run(scenario, process)
     name = "the same backfill, SIGKILL in chunk 2" if killed else "the same backfill (ended first)"
-    second = scenario.event(Event(name, code, output))
+    second = scenario.event(Event(name, code, output, signal="SIGKILL" if killed else None))
     _check(scenario, second, truths, first.state, after_kill=bool(killed), killed_pids=killed)
     _tell(say, second)
 
@@ -327,7 +330,7 @@ def run_spark_subset(
                 continue
             stats.subprocess_runs += 1
             stats.checks += 1
-            stats.kills += "SIGKILL" in event.name or "Ctrl-C" in event.name
+            stats.kills += event.signal is not None
             stats.outcomes[_outcome(event.code)] += 1
             for violation in event.violations:
                 stats.findings.append(
