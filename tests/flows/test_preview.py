@@ -27,6 +27,7 @@ from refill import settings
 from refill.errors import RefillError
 from refill.sample_data import DaySpec, write_day, write_days
 from refill.warehouse.dbt_runner import shared_project
+from tests.conftest import Workspace
 from tests.helpers import (
     FX_SEED,
     armed_dbt_project,
@@ -48,10 +49,26 @@ def d(n: int) -> date:
     return D1 + timedelta(days=n - 1)
 
 
-def published_and_reexported(workspace) -> None:
-    """Six days published, then day 5 re-exported with other payments (its numbers change)."""
-    write_days(workspace.landing, D1, DAYS)
-    run_backfill(start=d(1), end=d(DAYS), chunk_days=3)
+@pytest.fixture(scope="module")
+def six_days_published(prefect_harness, tmp_path_factory) -> Workspace:
+    """Six days landed and published by `backfill`, once for the module: each test starts
+    from a copy (the warehouse holds no path of its own folder or of the landing)."""
+    template = tmp_path_factory.mktemp("six-days-published")
+    built = Workspace(template / "landing", template / "warehouse" / "refill.duckdb")
+    built.landing.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REFILL_LANDING", str(built.landing))
+        patch.setenv("REFILL_WAREHOUSE", str(built.warehouse))
+        write_days(built.landing, D1, DAYS)
+        run_backfill(start=d(1), end=d(DAYS), chunk_days=3)
+    return built
+
+
+def published_and_reexported(workspace: Workspace, six_days_published: Workspace) -> None:
+    """Six days published (a copy of the module's), then day 5 re-exported with other
+    payments (its numbers change)."""
+    shutil.copytree(six_days_published.landing, workspace.landing, dirs_exist_ok=True)
+    shutil.copytree(six_days_published.warehouse.parent, workspace.warehouse.parent)
     write_day(workspace.landing, d(5), DaySpec(payments=230), seed=11)
 
 
@@ -67,8 +84,10 @@ def publish(preview_id: str, **parameters):
     )
 
 
-def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(workspace, tmp_path):
-    published_and_reexported(workspace)
+def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(
+    workspace, tmp_path, six_days_published
+):
+    published_and_reexported(workspace, six_days_published)
     before = consumer_results(workspace.warehouse)
 
     outcome = preview(expect_change=f"{d(1)}..{d(3)}", report_dir=str(tmp_path / "reports"))
@@ -97,9 +116,9 @@ def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(works
 
 
 def test_publishing_a_preview_gives_the_warehouse_a_direct_restatement_gives(
-    workspace, tmp_path, monkeypatch
+    workspace, tmp_path, monkeypatch, six_days_published
 ):
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     direct = tmp_path / "direct" / "refill.duckdb"
     direct.parent.mkdir()
     shutil.copy(workspace.warehouse, direct)
@@ -129,8 +148,8 @@ def test_publishing_a_preview_gives_the_warehouse_a_direct_restatement_gives(
     assert snapshot(direct) == snapshot(workspace.warehouse)
 
 
-def test_a_preview_is_refused_after_a_reexport_of_one_of_its_days(workspace):
-    published_and_reexported(workspace)
+def test_a_preview_is_refused_after_a_reexport_of_one_of_its_days(workspace, six_days_published):
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
     write_day(workspace.landing, d(2), DaySpec(payments=190), seed=23)
@@ -140,10 +159,10 @@ def test_a_preview_is_refused_after_a_reexport_of_one_of_its_days(workspace):
     assert consumer_results(workspace.warehouse) == before
 
 
-def test_an_expired_preview_is_refused_and_dropped(workspace, monkeypatch):
+def test_an_expired_preview_is_refused_and_dropped(workspace, monkeypatch, six_days_published):
     from refill.warehouse import ops
 
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
     later = ops.utc_now() + timedelta(days=settings.PREVIEW_KEEP_DAYS + 1)
@@ -160,8 +179,10 @@ def test_an_expired_preview_is_refused_and_dropped(workspace, monkeypatch):
     assert kept == [(0,)]
 
 
-def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(workspace):
-    published_and_reexported(workspace)
+def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(
+    workspace, six_days_published
+):
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     run_daily(d(6), confirm=True)
     before = consumer_results(workspace.warehouse)
@@ -171,8 +192,10 @@ def test_a_preview_is_refused_after_a_daily_run_published_one_of_its_days(worksp
     assert consumer_results(workspace.warehouse) == before
 
 
-def test_a_preview_is_refused_after_a_code_change(workspace, monkeypatch, tmp_path):
-    published_and_reexported(workspace)
+def test_a_preview_is_refused_after_a_code_change(
+    workspace, monkeypatch, tmp_path, six_days_published
+):
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
     # the project as it is after an edit of fct_payments (its checksum, so its code
@@ -215,11 +238,12 @@ def test_a_preview_option_misused_is_a_usage_error_before_anything_runs(
 
 
 def test_gaps_fix_preview_keeps_the_fix_unpublished_and_backfill_can_publish_it(
-    workspace, capsys, tmp_path, monkeypatch
+    workspace, capsys, tmp_path, monkeypatch, six_days_published
 ):
     from refill.cli import main
 
-    published_and_reexported(workspace)  # day 5 is stale: a gap `gaps --fix` rebuilds
+    # day 5 is stale: a gap `gaps --fix` rebuilds
+    published_and_reexported(workspace, six_days_published)
     monkeypatch.setenv("REFILL_PREVIEWS", str(tmp_path / "reports"))
     before = consumer_results(workspace.warehouse)
     window = ["--start", str(d(1)), "--end", str(d(DAYS))]
@@ -256,8 +280,10 @@ def run_backfill_deployment(**parameters):
     return run_flow(flow, **validated)
 
 
-def test_the_backfill_deployment_publishes_the_preview_its_confirm_names(workspace):
-    published_and_reexported(workspace)
+def test_the_backfill_deployment_publishes_the_preview_its_confirm_names(
+    workspace, six_days_published
+):
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
 
     report = run_backfill_deployment(
@@ -282,9 +308,9 @@ def test_the_backfill_deployment_publishes_the_preview_its_confirm_names(workspa
     ],
 )
 def test_the_backfill_deployment_refuses_a_confirm_that_is_not_a_preview_id_in_one_line(
-    workspace, parameters, message
+    workspace, parameters, message, six_days_published
 ):
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     before = consumer_results(workspace.warehouse)
     runs = query(workspace.warehouse, "select * from ops.run_log order by all")
 
@@ -301,9 +327,11 @@ def test_the_backfill_deployment_refuses_a_confirm_that_is_not_a_preview_id_in_o
 # -- every writing path, a selection as a set, the report, what a kill leaves ------------
 
 
-def test_a_day_reexported_while_from_preview_waits_for_the_lock_is_refused(workspace, monkeypatch):
+def test_a_day_reexported_while_from_preview_waits_for_the_lock_is_refused(
+    workspace, monkeypatch, six_days_published
+):
     # GIVEN a preview, and the warehouse held by another process
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
     from refill.warehouse import locking
@@ -383,11 +411,11 @@ def drop_kept_tables(warehouse, preview_id: str) -> None:
     ],
 )
 def test_plain_dbt_publish_preview_refuses_what_refill_refuses(
-    workspace, tmp_path, monkeypatch, change, refusal
+    workspace, tmp_path, monkeypatch, change, refusal, six_days_published
 ):
     # GIVEN a preview of days 4-6 (one chunk), and perhaps day 6 re-exported since, or the
     # EUR rate of day 6 corrected in the seed file since
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = run_backfill(start=d(4), end=d(DAYS), restate=True, preview=True).preview
     window = (d(1), d(DAYS))
     corrected = contextlib.nullcontext()
@@ -414,10 +442,10 @@ def test_plain_dbt_publish_preview_refuses_what_refill_refuses(
 
 
 def test_from_preview_is_refused_after_a_rate_its_days_read_was_corrected(
-    workspace, tmp_path, monkeypatch
+    workspace, tmp_path, monkeypatch, six_days_published
 ):
     # GIVEN a preview of days 1-6, then the EUR rate of day 2 corrected in the seed file
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
 
@@ -429,9 +457,11 @@ def test_from_preview_is_refused_after_a_rate_its_days_read_was_corrected(
     assert consumer_results(workspace.warehouse) == before
 
 
-def test_from_preview_with_a_select_that_is_not_the_previews_is_refused(workspace):
+def test_from_preview_with_a_select_that_is_not_the_previews_is_refused(
+    workspace, six_days_published
+):
     # GIVEN a preview of every model
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
 
@@ -473,9 +503,9 @@ def test_a_preview_of_days_that_are_not_contiguous_reports_only_those_days(works
     assert {row["day"] for row in saved["markets"]} <= {d(2).isoformat(), d(5).isoformat()}
 
 
-def test_a_failed_from_preview_chunk_says_why(workspace, monkeypatch):
+def test_a_failed_from_preview_chunk_says_why(workspace, monkeypatch, six_days_published):
     # GIVEN a preview, and a project whose publish fails before its commit
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
     armed = armed_dbt_project()
@@ -538,9 +568,9 @@ def _preview_tables(warehouse) -> set[str]:
     return {name for (name,) in rows}
 
 
-def test_the_next_command_drops_what_a_killed_preview_left(workspace):
+def test_the_next_command_drops_what_a_killed_preview_left(workspace, six_days_published):
     # GIVEN a preview killed (SIGKILL) while it builds its third chunk
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     child = _start_preview_process(workspace, chunks=DAYS)
     try:
         _read_until(child, f"chunk {d(3)}")
@@ -557,9 +587,9 @@ def test_the_next_command_drops_what_a_killed_preview_left(workspace):
     assert not _preview_tables(workspace.warehouse) & left
 
 
-def test_a_live_preview_keeps_its_tables_while_other_commands_run(workspace):
+def test_a_live_preview_keeps_its_tables_while_other_commands_run(workspace, six_days_published):
     # GIVEN a preview building in another process, with chunks kept already
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     child = _start_preview_process(workspace, chunks=DAYS)
     try:
         _read_until(child, f"chunk {d(3)}")
@@ -583,9 +613,9 @@ def test_a_live_preview_keeps_its_tables_while_other_commands_run(workspace):
     assert days == [(DAYS,)]
 
 
-def test_a_plain_build_cannot_add_to_a_recorded_preview(workspace):
+def test_a_plain_build_cannot_add_to_a_recorded_preview(workspace, six_days_published):
     # GIVEN a preview, recorded
-    published_and_reexported(workspace)
+    published_and_reexported(workspace, six_days_published)
     outcome = preview()
     kept = query(
         workspace.warehouse,
