@@ -12,8 +12,9 @@ owned by the Thrift Server's driver, the one process that opens it), the warehou
 (`logs/master.log`, `logs/worker.log`, `logs/thriftserver.log`) and `cluster.json` (ports and
 process ids). `start` is idempotent: a healthy cluster is left as it is; a partial one (a
 process died) is stopped and started again over the same metastore and warehouse, so tables
-outlive the cluster. `stop` ends each process's group (the worker's executors are its
-children), politely first.
+outlive the cluster; a `start` or `stop` waits for one in flight on the same folder (CI
+starts the cluster in the background while the tests begin). `stop` ends each process's
+group (the worker's executors are its children), politely first.
 
 A Python module rather than a shell script: the tests, the benchmark and CI import it (start
 once, read the port, stop), it waits on real health (a Thrift connection answering a query,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -38,6 +40,7 @@ from pathlib import Path
 
 HOST = "127.0.0.1"
 STATE_FILE = "cluster.json"
+START_LOCK = "start.lock"
 THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 # Sized for a shared two-core machine: small daemons, one executor holding every core.
 DEFAULT_CORES = 2
@@ -281,6 +284,17 @@ def thrift_server_settings(state: Path) -> dict[str, str]:
     }
 
 
+@contextlib.contextmanager
+def _one_at_a_time(state: Path):
+    """One start or stop at a time on a state folder: a second `start` (the tests', while
+    CI's runs in the background) waits for the first and then finds its cluster healthy; a
+    `stop` waits for a start in flight and stops what it started."""
+    state.mkdir(parents=True, exist_ok=True)
+    with open(state / START_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        yield
+
+
 def start(
     state: Path,
     *,
@@ -293,11 +307,23 @@ def start(
     """Start the cluster recorded in `state` (idempotent: a healthy one is returned as is).
     `thrift_port` 0 takes a free port; the one chosen is in the result and cluster.json."""
     state = state.resolve()
+    with _one_at_a_time(state):
+        return _start(state, cores, thrift_port, driver_memory, executor_memory, timeout)
+
+
+def _start(
+    state: Path,
+    cores: int,
+    thrift_port: int,
+    driver_memory: str,
+    executor_memory: str,
+    timeout: float,
+) -> Cluster:
     running = read(state)
     if healthy(running):
         return running
     if running is not None:
-        stop(state)
+        _stop(state)
     for folder in ("logs", "conf", "tmp", "work", "warehouse"):
         (state / folder).mkdir(parents=True, exist_ok=True)
     (state / "conf" / "log4j2.properties").write_text(LOG4J2)
@@ -391,6 +417,11 @@ def stop(state: Path) -> bool:
     """Stop the cluster recorded in `state`; False when none was recorded. The metastore and
     the warehouse stay: the next `start` finds the tables again."""
     state = state.resolve()
+    with _one_at_a_time(state):
+        return _stop(state)
+
+
+def _stop(state: Path) -> bool:
     cluster = read(state)
     if cluster is None:
         return False
