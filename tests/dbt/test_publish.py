@@ -27,7 +27,9 @@ from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
 from refill.warehouse.dbt_runner import DbtProject, audits_twins
 from tests.helpers import (
+    AUDITS_TWINS,
     armed_dbt_project,
+    audits_twins_of,
     expected_day,
     patched_dbt_project,
     query,
@@ -176,18 +178,6 @@ def test_a_kill_inside_publish_leaves_every_relation_as_it_was(
     assert snapshot(workspace.warehouse, full=True) == published_then_reexported
 
 
-# The data tests that check what an audit of the same model already checked on the same
-# shadow in the same build (names as dbt gives them).
-AUDITS_TWINS = (
-    "unique_combination_fct_payments_transaction_id__event_date",  # refill_audit_unique_in_window
-    "reconciles_with_fct_payments_",  # refill_audit_reconciles
-    "not_null_fct_payments_amount_usd",  # refill_audit_converted
-    "reconciles_with_payments_quarantine_",  # refill_audit_reconciles
-    "matches_its_version_rules_fct_daily_revenue_v1_",  # refill_audit_version_reconciles
-    "matches_its_version_rules_fct_daily_revenue_v2_",  # refill_audit_version_reconciles
-)
-
-
 def test_a_chunk_makes_each_check_once_and_dbt_test_still_makes_every_one(dbt_project, workspace):
     # GIVEN two landed days
     write_days(workspace.landing, JAN, 2)
@@ -196,7 +186,7 @@ def test_a_chunk_makes_each_check_once_and_dbt_test_still_makes_every_one(dbt_pr
         for node in dbt_project.manifest.nodes.values()
         if node.resource_type == "test" and not node.name.startswith("assert_")
     }
-    twins = {name for name in data_tests if name.startswith(AUDITS_TWINS)}
+    twins = audits_twins_of(data_tests, AUDITS_TWINS.values())
     assert len(twins) == len(AUDITS_TWINS)
 
     # WHEN a chunk of them is built
@@ -219,7 +209,7 @@ def test_a_chunk_makes_each_check_once_and_dbt_test_still_makes_every_one(dbt_pr
 def test_a_test_is_left_out_only_where_its_audit_runs(dbt_project):
     nodes = dict(dbt_project.manifest.nodes)
     twins = audits_twins(nodes)
-    quarantine_twin = next(name for name in twins if name.startswith(AUDITS_TWINS[3]))
+    (quarantine_twin,) = audits_twins_of(twins, ["payments_quarantine"])
 
     # a build of the quarantine alone leaves out its twin, not the facts' (no facts audit runs)
     quarantine = dbt_project.resolve_selection("payments_quarantine")
