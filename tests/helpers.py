@@ -25,6 +25,29 @@ from refill.rules.readiness import PART_GLOB, day_folder
 from refill.sample_data import CURRENCIES, DATASET, MARKET_CURRENCY
 
 STATUSES = {"captured", "refunded", "failed"}
+# The data tests that check what an audit of their model checks on the same shadow (the
+# start of the name dbt gives each -> the model, as a relation name): refill's builds of
+# the model leave them out (DbtProject.audits_twins).
+AUDITS_TWINS = {
+    "unique_combination_fct_payments_transaction_id__event_date": "fct_payments",
+    "reconciles_with_fct_payments_": "fct_payments",
+    "not_null_fct_payments_amount_usd": "fct_payments",
+    "reconciles_with_payments_quarantine_": "payments_quarantine",
+    "matches_its_version_rules_fct_daily_revenue_v1_": "fct_daily_revenue_v1",
+    "matches_its_version_rules_fct_daily_revenue_v2_": "fct_daily_revenue_v2",
+}
+
+
+def audits_twins_of(names: Iterable[str], models: Iterable[str]) -> set[str]:
+    """Those of the test `names` that are twins of an audit of one of `models`."""
+    models = set(models)
+    return {
+        name
+        for name in names
+        for start, model in AUDITS_TWINS.items()
+        if name.startswith(start) and model in models
+    }
+
 
 # Consumer-facing relations and the ledger; lineage columns that differ by run are dropped
 # when comparing builds (what a reader sees must be the same, not who wrote it).

@@ -9,6 +9,7 @@ ops.data_as_of are exactly as before.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -24,9 +25,11 @@ import pytest
 from refill.rules.readiness import day_folder
 from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import DbtProject
+from refill.warehouse.dbt_runner import DbtProject, audits_twins
 from tests.helpers import (
+    AUDITS_TWINS,
     armed_dbt_project,
+    audits_twins_of,
     expected_day,
     patched_dbt_project,
     query,
@@ -173,6 +176,60 @@ def test_a_kill_inside_publish_leaves_every_relation_as_it_was(
     # THEN every relation is as before (DuckDB does not replay an uncommitted transaction)
     assert child.returncode == -signal.SIGKILL
     assert snapshot(workspace.warehouse, full=True) == published_then_reexported
+
+
+def test_a_chunk_makes_each_check_once_and_dbt_test_still_makes_every_one(dbt_project, workspace):
+    # GIVEN two landed days
+    write_days(workspace.landing, JAN, 2)
+    data_tests = {
+        node.name
+        for node in dbt_project.manifest.nodes.values()
+        if node.resource_type == "test" and not node.name.startswith("assert_")
+    }
+    twins = audits_twins_of(data_tests, AUDITS_TWINS.values())
+    assert len(twins) == len(AUDITS_TWINS)
+
+    # WHEN a chunk of them is built
+    outcome = dbt_project.build(window_vars(day(1), day(2)))
+
+    # THEN every data test ran but the audits' twins (the audits ran: the chunk published)
+    assert outcome.success
+    ran = {
+        unique_id.split(".")[2] for unique_id in outcome.statuses if unique_id.startswith("test.")
+    }
+    assert ran == data_tests - twins
+    # AND a plain `dbt test` of the published days still runs every one of them
+    window = json.dumps(window_vars(day(1), day(2)))
+    tested = dbt_project.invoke(["test", "--vars", window, "--exclude-resource-type", "unit_test"])
+    assert tested.success
+    results = tested.result.results
+    assert {r.node.name for r in results if r.node.resource_type == "test"} == data_tests
+
+
+def test_a_test_is_left_out_only_where_its_audit_runs(dbt_project):
+    nodes = dict(dbt_project.manifest.nodes)
+    twins = audits_twins(nodes)
+    (quarantine_twin,) = audits_twins_of(twins, ["payments_quarantine"])
+
+    # a build of the quarantine alone leaves out its twin, not the facts' (no facts audit runs)
+    quarantine = dbt_project.resolve_selection("payments_quarantine")
+    assert quarantine.models == ["payments_quarantine"]
+    assert dbt_project._twins_of_built_models(quarantine.select) == [quarantine_twin]
+    # a selection that is not resolve_selection's leaves none out
+    assert dbt_project._twins_of_built_models("fct_payments") == []
+
+    # a test naming an audit its model does not run is no twin: it keeps running
+    test_id, test = next(
+        (unique_id, node)
+        for unique_id, node in nodes.items()
+        if node.resource_type == "test" and node.name == quarantine_twin
+    )
+    misnamed = copy.deepcopy(test)
+    misnamed.config.meta["repeats_audit"] = "refill_audit_line_accounting"
+    assert quarantine_twin not in audits_twins({**nodes, test_id: misnamed})
+    # and a test naming no audit neither
+    del misnamed.config.meta["repeats_audit"]
+    assert quarantine_twin not in audits_twins({**nodes, test_id: misnamed})
 
 
 def test_a_chunk_publishes_every_model_and_its_ledger_in_one_run(dbt_project, workspace):

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from refill.errors import UsageError
 from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day
-from tests.helpers import query
+from tests.helpers import audits_twins_of, query
 
 DAY = date(2026, 5, 4)
 NAMES = (
@@ -207,6 +207,10 @@ def test_every_model_below_a_rebuilt_one_publishes_in_the_same_commit(
             assert "\n" not in str(refused)
             return
         assert resolved.models == expected, text
+        # the data tests left out are the audits' twins of exactly the models rebuilt
+        tests = {n.name for n in dbt_project.manifest.nodes.values() if n.resource_type == "test"}
+        left_out = dbt_project._twins_of_built_models(resolved.select)
+        assert set(left_out) == audits_twins_of(tests, expected), text
         if resolved.select in BUILT:
             return
         BUILT.add(resolved.select)
@@ -217,6 +221,8 @@ def test_every_model_below_a_rebuilt_one_publishes_in_the_same_commit(
             window_vars(DAY, DAY, run_id), select=resolved.select, include_seeds=False
         )
     assert outcome.success, (text, outcome.message)
+    ran = {node.split(".")[2] for node in outcome.statuses if node.startswith("test.")}
+    assert not ran & audits_twins_of(tests, expected), text
     rows = query(
         published_day / "refill.duckdb",
         "select model_name, published_at from ops.partition_ledger where run_id = ?",
