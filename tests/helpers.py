@@ -378,3 +378,12 @@ def shown_rows(stdout: str) -> list[dict]:
         if preview is not None:
             return json.loads(preview) if isinstance(preview, str) else preview
     raise AssertionError(f"no preview in dbt show's output:\n{stdout[-3000:]}")
+
+
+def copy_workspace(template, into) -> None:
+    """A test's landing and warehouse as a copy of a template's (tests/conftest.py's
+    Workspace): a file of tests whose every test starts from the same published days builds
+    them once. The warehouse holds no path of its own folder or of the landing, so a copy
+    is the same warehouse; the landing's files keep their times."""
+    shutil.copytree(template.landing, into.landing, dirs_exist_ok=True)
+    shutil.copytree(template.warehouse.parent, into.warehouse.parent)

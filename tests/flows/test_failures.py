@@ -22,7 +22,8 @@ from refill.rules.readiness import day_folder
 from refill.sample_data import DATASET, DaySpec, write_days
 from refill.warehouse import locking, notify, ops
 from refill.warehouse.engine import is_transient
-from tests.helpers import hold_lock_in_another_process, query
+from tests.conftest import Workspace
+from tests.helpers import copy_workspace, hold_lock_in_another_process, query
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -64,11 +65,24 @@ def outbox(warehouse) -> list[tuple]:
     )
 
 
+@pytest.fixture(scope="module")
+def day_one_template(prefect_harness, tmp_path_factory) -> Workspace:
+    """Days 1-3 landed and day 1 published, once for the module."""
+    template = tmp_path_factory.mktemp("day-one-published")
+    built = Workspace(template / "landing", template / "warehouse" / "refill.duckdb")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REFILL_LANDING", str(built.landing))
+        patch.setenv("REFILL_WAREHOUSE", str(built.warehouse))
+        write_days(built.landing, D1, 3, DaySpec(payments=30))
+        run_daily(d(1))
+    return built
+
+
 @pytest.fixture
-def published_day_one(workspace):
-    """A warehouse with day 1 published (seeds and ops relations in place)."""
-    write_days(workspace.landing, D1, 3, DaySpec(payments=30))
-    run_daily(d(1))
+def published_day_one(day_one_template, workspace):
+    """A warehouse with day 1 published (seeds and ops relations in place): a copy of the
+    module's."""
+    copy_workspace(day_one_template, workspace)
     return workspace
 
 

@@ -32,6 +32,7 @@ from tests.helpers import (
     FX_SEED,
     armed_dbt_project,
     consumer_results,
+    copy_workspace,
     hold_lock_in_another_process,
     query,
     set_fx_rate,
@@ -52,7 +53,7 @@ def d(n: int) -> date:
 @pytest.fixture(scope="module")
 def six_days_published(prefect_harness, tmp_path_factory) -> Workspace:
     """Six days landed and published by `backfill`, once for the module: each test starts
-    from a copy (the warehouse holds no path of its own folder or of the landing)."""
+    from a copy."""
     template = tmp_path_factory.mktemp("six-days-published")
     built = Workspace(template / "landing", template / "warehouse" / "refill.duckdb")
     built.landing.mkdir()
@@ -67,8 +68,7 @@ def six_days_published(prefect_harness, tmp_path_factory) -> Workspace:
 def published_and_reexported(workspace: Workspace, six_days_published: Workspace) -> None:
     """Six days published (a copy of the module's), then day 5 re-exported with other
     payments (its numbers change)."""
-    shutil.copytree(six_days_published.landing, workspace.landing, dirs_exist_ok=True)
-    shutil.copytree(six_days_published.warehouse.parent, workspace.warehouse.parent)
+    copy_workspace(six_days_published, workspace)
     write_day(workspace.landing, d(5), DaySpec(payments=230), seed=11)
 
 
