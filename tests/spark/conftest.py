@@ -93,6 +93,16 @@ def cluster_workspace(cluster, tmp_path, monkeypatch) -> ClusterWorkspace:
 
 
 @pytest.fixture(scope="session")
+def prefect_api(prefect_harness) -> dict[str, str]:
+    """The session's Prefect server, for the `refill` processes the Spark tests start: with
+    no API named, each would start a temporary server of its own (seconds of CPU each, on
+    cores the cluster needs; that cold path is tested in tests/flows/test_interrupts.py)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return {"PREFECT_API_URL": PREFECT_API_URL.value()}
+
+
+@pytest.fixture(scope="session")
 def cluster_dbt(cluster) -> DbtProject:
     """The project parsed once for the spark-cluster target (each invocation connects with
     the environment of its moment)."""

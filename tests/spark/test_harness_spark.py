@@ -23,11 +23,17 @@ from harness.spark_scenarios import days, run_spark_subset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def subset(cluster, tmp_path_factory):
-    """The subset's signal scenario, on the Spark tests' one cluster."""
+def subset(cluster, prefect_api, tmp_path_factory):
+    """The subset's signal scenario, on the Spark tests' one cluster, its `refill` processes
+    on the session's Prefect server (the scenario's commands inherit this environment)."""
     workdir = tmp_path_factory.mktemp("spark-harness")
     lines: list[str] = []
-    stats = run_spark_subset(["interrupted_then_killed_then_rerun"], workdir, lines.append, cluster)
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in prefect_api.items():
+            patch.setenv(key, value)
+        stats = run_spark_subset(
+            ["interrupted_then_killed_then_rerun"], workdir, lines.append, cluster
+        )
     return stats, workdir / "interrupted_then_killed_then_rerun", lines, cluster
 
 

@@ -2,12 +2,14 @@
 changes nothing consumers read and reports what DuckDB's preview reports on the same landing
 (its rows the oracle's, `expected_day`); a day re-exported after the preview is refused at
 publish, by refill and by a plain `dbt run-operation refill_publish_preview` (the engine runs
-the rule); `--from-preview ID` then publishes what a plain `--restate --yes` gives, signed by
+the rule); `--from-preview ID` then publishes what a plain `--restate --yes` must give (the
+landing as it is now, the oracle's per-day rows, amounts and quarantined lines), signed by
 the publishing run, and drops the preview.
 
 One sequence on one warehouse (each `refill` run on the cluster costs minutes here), each
-step run as a user runs it, in its own process; DuckDB's runs on the same landing are the
-reference. The cluster's parquet files are read back with DuckDB's parquet reader."""
+step run as a user runs it, in its own process, on the session's Prefect server; DuckDB's
+backfill and preview on the same landing are the report's reference. The cluster's parquet
+files are read back with DuckDB's parquet reader."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pytest
 from refill.rules.readiness import day_folder
 from refill.sample_data import DaySpec, write_day, write_days
 from tests.helpers import expected_day
-from tests.spark.test_backfill_spark import duckdb_days, parquet, refill, spark_days
+from tests.spark.test_backfill_spark import duckdb_days, oracle_days, parquet, refill, spark_days
 
 pytestmark = pytest.mark.spark
 
@@ -75,14 +77,14 @@ def signing_runs(warehouse: Path, table: str, column: str) -> set[str]:
 
 
 def test_a_preview_on_spark_reports_duckdbs_numbers_and_publishes_a_plain_restatement(
-    cluster_workspace, tmp_path
+    cluster_workspace, tmp_path, prefect_api
 ):
     landing = cluster_workspace.landing
     write_days(landing, D1, DAYS, DaySpec(payments=40))
     duck = tmp_path / "duck" / "refill.duckdb"
     on_duckdb = {"DBT_TARGET": "duckdb", "REFILL_LANDING": str(landing)}
-    on_duckdb["REFILL_WAREHOUSE"] = str(duck)
-    on_spark = cluster_workspace.environment()
+    on_duckdb |= {"REFILL_WAREHOUSE": str(duck), **prefect_api}
+    on_spark = {**cluster_workspace.environment(), **prefect_api}
     for environment in (on_duckdb, on_spark):
         code, output, _ = refill(["backfill", *WINDOW], **environment)
         assert code == 0, output[-3000:]
@@ -132,12 +134,8 @@ def test_a_preview_on_spark_reports_duckdbs_numbers_and_publishes_a_plain_restat
     shutil.copytree(kept_day_1, day_folder(landing, "payments", d(1)))
     code, output, _ = refill(publish, **on_spark)
     assert code == 0, output[-3000:]
-    code, output, _ = refill(["backfill", *WINDOW, "--restate", "--yes"], **on_duckdb)
-    assert code == 0, output[-3000:]
-    assert spark_days(cluster_workspace.tables) == duckdb_days(duck)
-    for n in range(1, DAYS + 1):
-        truth = expected_day(landing, d(n))
-        assert spark_days(cluster_workspace.tables)[d(n)][:2] == (truth.published, truth.amount)
+    every_day = [d(n) for n in range(1, DAYS + 1)]
+    assert spark_days(cluster_workspace.tables) == oracle_days(landing, every_day)
     # the publishing run signs every published day and row, not the preview's run
     ledger_runs = signing_runs(cluster_workspace.tables, "ops.db/partition_ledger", "run_id")
     assert len(ledger_runs) == 1, ledger_runs

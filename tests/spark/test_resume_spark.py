@@ -49,9 +49,13 @@ def parquet_days(warehouse: Path, table: str, column: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def resumed(cluster, tmp_path_factory):
-    """The scenario's events, on the Spark tests' one cluster."""
-    return failed_chunk_then_resume(tmp_path_factory.mktemp("spark-resume"), cluster, say=print)
+def resumed(cluster, prefect_api, tmp_path_factory):
+    """The scenario's events, on the Spark tests' one cluster, its `refill` processes on the
+    session's Prefect server (the scenario's commands inherit this environment)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in prefect_api.items():
+            patch.setenv(key, value)
+        return failed_chunk_then_resume(tmp_path_factory.mktemp("spark-resume"), cluster, say=print)
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ def duckdb_build(dbt_project, monkeypatch, tmp_path: Path, first: int, last: int
     return duckdb_file, outcome
 
 
-def test_a_plain_dbt_build_on_the_cluster_publishes_what_duckdb_publishes_and_rebuilds(
+def test_a_dbt_build_on_the_cluster_publishes_as_duckdb_rebuilds_and_a_failed_audit_changes_nothing(
     cluster_dbt, cluster_workspace, dbt_project, tmp_path, monkeypatch
 ):
     # GIVEN two landed days with replays, conflicts and malformed lines
@@ -175,6 +175,19 @@ def test_a_plain_dbt_build_on_the_cluster_publishes_what_duckdb_publishes_and_re
     assert outcome.success, outcome.message
     assert published_state(cluster_workspace) == on_spark
 
+    # WHEN day 3 lands but is not built, and revenue v1 alone is rebuilt over days 1..3:
+    # its audit finds day 3 of its facts unpublished
+    write_days(cluster_workspace.landing, day(3), 1, SPEC)
+    v1 = "select * from main.fct_daily_revenue_v1 order by event_date, market"
+    v1_before = cluster_workspace.rows(v1)
+    outcome = build(cluster_dbt, 1, 3, select="fct_daily_revenue_v1")
+
+    # THEN the invocation fails naming the audit, and nothing published changed
+    assert not outcome.success
+    assert "refill audit: fct_daily_revenue_v1" in outcome.message, outcome.message
+    assert published_state(cluster_workspace) == on_spark
+    assert cluster_workspace.rows(v1) == v1_before
+
     # WHEN day 1 is re-exported with three payments and day 2 as one empty file
     lines = [payment_line(day(1), n) for n in range(3)]
     write_landed_day(cluster_workspace.landing, day(1), [lines])
@@ -218,24 +231,3 @@ def test_a_window_with_days_not_ready_is_refused_naming_each_day_and_field_as_on
     # AND nothing was written to the cluster's published tables or ledger
     assert "fct_payments" not in tables_in(cluster_workspace, "main")
     assert cluster_workspace.rows("select count(*) from ops.partition_ledger") == [(0,)]
-
-
-def test_an_audit_failure_publishes_nothing_and_the_previous_data_stands(
-    cluster_dbt, cluster_workspace
-):
-    # GIVEN days 1 and 2 published, and day 3 landed but not built
-    write_days(cluster_workspace.landing, JAN, 3, SPEC)
-    assert build(cluster_dbt, 1, 2).success
-    before = published_state(cluster_workspace)
-    v1 = "select * from main.fct_daily_revenue_v1 order by event_date, market"
-    v1_before = cluster_workspace.rows(v1)
-
-    # WHEN revenue v1 alone is rebuilt over days 1..3: its audit finds day 3 of its
-    # facts unpublished
-    outcome = build(cluster_dbt, 1, 3, select="fct_daily_revenue_v1")
-
-    # THEN the invocation fails naming the audit, and nothing published changed
-    assert not outcome.success
-    assert "refill audit: fct_daily_revenue_v1" in outcome.message, outcome.message
-    assert published_state(cluster_workspace) == before
-    assert cluster_workspace.rows(v1) == v1_before
