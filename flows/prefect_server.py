@@ -164,6 +164,20 @@ def _api_configured_without_importing_prefect() -> bool:
     return bool(os.environ.get("PREFECT_API_URL"))
 
 
+HELD_AT_LAUNCH = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (they are delivered when the block ends) in this thread, and
+    in the processes and threads it starts, which unblock them themselves."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, HELD_AT_LAUNCH)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_AT_LAUNCH)
+
+
 def start_in_background() -> None:
     """Start the command's temporary server now, unless an API is configured or it runs.
 
@@ -173,8 +187,12 @@ def start_in_background() -> None:
     if _pending is None and not _api_configured_without_importing_prefect():
         from refill import interrupts
 
-        _pending = TemporaryServer()
-        interrupts.on_immediate_exit(_pending.stop)
+        # Ctrl-C waits while the server launches and its stop is registered: a signal in
+        # between ended the command and left the server to notice its parent's exit later
+        # (seen once in CI, under load). The server unblocks them first thing (_serve).
+        with _signals_held():
+            _pending = TemporaryServer()
+            interrupts.on_immediate_exit(_pending.stop)
 
 
 def keep_only_if_needed() -> None:
@@ -215,6 +233,8 @@ def api_for_flows() -> Iterator[None]:
 def _serve(parent_pid: int, port: int) -> None:
     """The server process: Prefect's app under uvicorn, until refill (its parent) is gone,
     however it ended (a SIGKILL runs no atexit)."""
+    # launched with the signals held (start_in_background): a signal mask outlives exec
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_AT_LAUNCH)
     import uvicorn
 
     def exit_with_parent() -> None:

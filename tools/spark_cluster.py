@@ -271,13 +271,12 @@ def thrift_server_settings(state: Path) -> dict[str, str]:
         "spark.driver.bindAddress": HOST,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        # Small data on two cores: two shuffle partitions (one task per core), no adaptive
-        # re-planning and no whole-stage code generation (each query's generated classes
-        # compiled by Janino, then by the JIT). Measured on tests/spark/test_spark_pipeline.py,
-        # the cluster's CPU: 291 and 293 s with 4 partitions and both on; 281 s with 2
-        # partitions and no adaptive plans; 266 s with neither (the Thrift Server's 224 s ->
-        # 188 s, the executor's 68 -> 77 s, interpreting what it no longer compiles).
-        "spark.sql.shuffle.partitions": "2",
+        # Small data on two cores: no adaptive re-planning and no whole-stage code generation
+        # (each query's generated classes compiled by Janino, then by the JIT). Measured on
+        # tests/spark/test_spark_pipeline.py, the cluster's CPU: 291 and 293 s with both on,
+        # 273 s with both off (266 s with 2 shuffle partitions too, not kept: concurrent
+        # chunks' jobs share the executor's cores by their tasks).
+        "spark.sql.shuffle.partitions": "4",
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.session.timeZone": "UTC",
