@@ -335,7 +335,7 @@ def backfill(
         command="backfill",
         priority=locking.HISTORY,
         is_backfill=True,
-        select=selection.select,
+        selection=selection,
         lock_wait_seconds=lock_wait_seconds,
         rows_model=chunk_rows_model(project.catalog, selection.models),
     )

@@ -123,7 +123,7 @@ def daily(
         command="daily",
         priority=locking.LIVE,
         is_backfill=False,
-        select=None,
+        selection=None,
         lock_wait_seconds=lock_wait_seconds,
         rows_model=project.catalog.primary.facts_model,
     )

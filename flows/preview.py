@@ -55,7 +55,7 @@ def run_preview(
     expected = rules.parse_expected_range(expect_change)
     preview_id = rules.new_preview_id()
     run_id = str(flow_run.id or f"local-preview-{preview_id}")
-    context = preview_context(run_id, "backfill --preview", selection.select, lock_wait_seconds)
+    context = preview_context(run_id, "backfill --preview", selection, lock_wait_seconds)
     window = plan.window
     account = RunAccount(
         context,
@@ -83,7 +83,7 @@ def run_preview(
                     # the last safe point: a stop asked while it waited starts no build
                     interrupts.raise_if_requested(f"before chunk {chunk}")
                     logger.info("preview %s: chunk %s: building, to keep", preview_id, chunk)
-                    outcome = project.build(variables, select=selection.select, include_seeds=False)
+                    outcome = project.build(variables, selection, include_seeds=False)
                 if not outcome.success:
                     raise RefillError(
                         f"preview {preview_id}: chunk {chunk} failed at {outcome.failed_step}: "

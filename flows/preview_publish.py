@@ -42,13 +42,15 @@ class PreviewOutcome:
     seconds: float
 
 
-def preview_context(run_id: str, command: str, select: str | None, lock_wait: float) -> RunContext:
+def preview_context(
+    run_id: str, command: str, selection: Selection | None, lock_wait: float
+) -> RunContext:
     return RunContext(
         run_id=run_id,
         command=command,
         priority=locking.HISTORY,
         is_backfill=True,
-        select=select,
+        selection=selection,
         lock_wait_seconds=lock_wait,
     )
 

@@ -25,7 +25,7 @@ from refill.rules.failures import WHAT_TO_DO
 from refill.rules.planning import Chunk
 from refill.rules.window import window_vars
 from refill.warehouse import locking, notify, ops, preview_store, run_liveness
-from refill.warehouse.dbt_runner import DbtProject
+from refill.warehouse.dbt_runner import DbtProject, Selection
 from refill.warehouse.engine import ENGINE_ERRORS, is_transient, warehouse_at
 
 # Bookkeeping (the run log, an attempt, the outbox) is a few short statements: a run that
@@ -63,7 +63,7 @@ class RunContext:
     command: str
     priority: str  # locking.LIVE for daily runs, locking.HISTORY for backfills
     is_backfill: bool
-    select: str | None
+    selection: Selection | None  # what the run's chunks build (None: the whole project)
     lock_wait_seconds: float
     # whose ledger rows a chunk reports as its rows: the catalog's facts model, none when unset
     rows_model: str = ""
@@ -189,7 +189,7 @@ def build_chunk(
             interrupts.raise_if_requested(f"before chunk {chunk}")
             started = ops.utc_now()  # once the warehouse is ours: the attempt is the build
             logger.info("chunk %s: building (attempt %d)", chunk, attempt)
-            outcome = project.build(variables, select=context.select, include_seeds=False)
+            outcome = project.build(variables, context.selection, include_seeds=False)
             with ops.connect(warehouse) as connection:
                 record_attempt(
                     connection,

@@ -96,11 +96,12 @@ class DbtProject:
     def build(
         self,
         variables: dict,
-        select: str | None = None,
+        selection: Selection | None = None,
         full_refresh: bool = False,
         include_seeds: bool = True,
     ) -> BuildOutcome:
-        """`dbt build` of a window; returns a BuildOutcome (never raises on a failed model).
+        """`dbt build` of a window, of `selection` (None: the whole project); returns a
+        BuildOutcome (never raises on a failed model).
 
         dbt unit tests are left to CI (`dbt test --select test_type:unit`): they check
         the code, not the data, and would cost every chunk of a backfill the same again.
@@ -116,13 +117,13 @@ class DbtProject:
         """
         command = ["build", "--vars", json.dumps(variables), "--no-write-json"]
         command += ["--exclude-resource-type", "unit_test"]
-        twins = self._twins_of_built_models(select)
+        twins = self._twins_of_built_models(selection)
         if twins:
             command += ["--exclude", *twins]
         if not include_seeds:
             command.append("seed")
-        if select:
-            command += ["--select", select]
+        if selection is not None and selection.select:
+            command += ["--select", selection.select]
         if full_refresh:
             command.append("--full-refresh")
         result = self.invoke(command)
@@ -155,17 +156,18 @@ class DbtProject:
             self._audits_twins = audits_twins(self.manifest.nodes)
         return self._audits_twins
 
-    def _twins_of_built_models(self, select: str | None) -> list[str]:
-        """The audits' twins of the models a build of `select` writes: all of them for the
-        whole project, else those whose model's file the selection names (`path:` or
-        `+path:`, as resolve_selection writes it). Any other selection leaves none out: a
-        test of a model the build does not write checks what is published, which no
-        audit of the build does."""
-        paths = None if select is None else set(select.split())
+    def _twins_of_built_models(self, selection: Selection | None) -> list[str]:
+        """The audits' twins of the models a build of `selection` writes: all of them for
+        the whole project, else those of the models whose files it names (`model_files`,
+        resolve_selection's). A selection that names none leaves none out: a test of a
+        model the build does not write checks what is published, which no audit of the
+        build does."""
+        whole_project = selection is None or selection.select is None
+        written = set() if whole_project else set(selection.model_files)
         return sorted(
             name
-            for name, model_path in self.audits_twins().items()
-            if paths is None or {f"path:{model_path}", f"+path:{model_path}"} & paths
+            for name, model_file in self.audits_twins().items()
+            if whole_project or model_file in written
         )
 
     @property
@@ -208,14 +210,15 @@ class DbtProject:
         ]
         if not chosen:
             raise UsageError(f"--select {select!r} matches no model")
-        paths = {f"path:{node.original_file_path}" for node in chosen}
+        model_files = tuple(sorted(node.original_file_path for node in chosen))
+        paths = {f"path:{model_file}" for model_file in model_files}
         for node in chosen:
             for parent_id in node.depends_on.nodes:
                 parent = self.manifest.nodes.get(parent_id)
                 if parent is not None and "staging" in parent.fqn:
                     paths.add(f"+path:{parent.original_file_path}")
         models = sorted(_relation_name(n) for n in chosen if _relation_name(n) in partitioned)
-        return Selection(" ".join(sorted(paths)), models, given=select)
+        return Selection(" ".join(sorted(paths)), models, given=select, model_files=model_files)
 
     def _with_descendants(self, unique_ids: set[str]) -> set[str]:
         """`unique_ids` and every node downstream of any of them, through the graph's edges."""
@@ -340,11 +343,14 @@ class DbtProject:
 @dataclass(frozen=True)
 class Selection:
     """A dbt --select string (None: the whole project) and the partitioned models it writes;
-    `given`: the selection as the user typed it (None: none)."""
+    `given`: the selection as the user typed it (None: none); `model_files`: the files of
+    every model it builds, whose audits' twins a build leaves out (none for a selection
+    made by hand: no twin is left out)."""
 
     select: str | None
     models: list[str]
     given: str | None = None
+    model_files: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=1)

@@ -209,7 +209,7 @@ def test_every_model_below_a_rebuilt_one_publishes_in_the_same_commit(
         assert resolved.models == expected, text
         # the data tests left out are the audits' twins of exactly the models rebuilt
         tests = {n.name for n in dbt_project.manifest.nodes.values() if n.resource_type == "test"}
-        left_out = dbt_project._twins_of_built_models(resolved.select)
+        left_out = dbt_project._twins_of_built_models(resolved)
         assert set(left_out) == audits_twins_of(tests, expected), text
         if resolved.select in BUILT:
             return
@@ -217,9 +217,7 @@ def test_every_model_below_a_rebuilt_one_publishes_in_the_same_commit(
 
         # WHEN it is built, THEN every model it rebuilds publishes in one commit, no other
         run_id = f"selection-{next(RUNS)}"
-        outcome = dbt_project.build(
-            window_vars(DAY, DAY, run_id), select=resolved.select, include_seeds=False
-        )
+        outcome = dbt_project.build(window_vars(DAY, DAY, run_id), resolved, include_seeds=False)
     assert outcome.success, (text, outcome.message)
     ran = {node.split(".")[2] for node in outcome.statuses if node.startswith("test.")}
     assert not ran & audits_twins_of(tests, expected), text
