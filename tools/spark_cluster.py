@@ -303,7 +303,7 @@ def thrift_server_settings(state: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _one_at_a_time(state: Path):
+def one_at_a_time(state: Path):
     """One start or stop at a time on a state folder: a second `start` (the tests', while
     CI's runs in the background) waits for the first and then finds its cluster healthy; a
     `stop` waits for a start in flight and stops what it started."""
@@ -325,7 +325,7 @@ def start(
     """Start the cluster recorded in `state` (idempotent: a healthy one is returned as is).
     `thrift_port` 0 takes a free port; the one chosen is in the result and cluster.json."""
     state = state.resolve()
-    with _one_at_a_time(state):
+    with one_at_a_time(state):
         return _start(state, cores, thrift_port, driver_memory, executor_memory, timeout)
 
 
@@ -435,7 +435,7 @@ def stop(state: Path) -> bool:
     """Stop the cluster recorded in `state`; False when none was recorded. The metastore and
     the warehouse stay: the next `start` finds the tables again."""
     state = state.resolve()
-    with _one_at_a_time(state):
+    with one_at_a_time(state):
         return _stop(state)
 
 

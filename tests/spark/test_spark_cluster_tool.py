@@ -23,7 +23,7 @@ def test_a_stop_waits_for_a_start_in_flight_on_the_same_folder(tmp_path: Path):
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path; from tools import spark_cluster\n"
-            "with spark_cluster._one_at_a_time(Path(sys.argv[1])):\n"
+            "with spark_cluster.one_at_a_time(Path(sys.argv[1])):\n"
             "    print('holding', flush=True); time.sleep(float(sys.argv[2]))",
             str(state),
             str(HOLD_SECONDS),
