@@ -297,6 +297,14 @@ def patched_project(source: Path, target: Path, files: dict[str, str]) -> Path:
     return target
 
 
+def typed_selection(select: str | None):
+    """A dbt selection as a user types it, not resolve_selection's (no descendants added, no
+    model's files named): a build of it leaves out no audit's twin. None: the whole project."""
+    from refill.warehouse.dbt_runner import Selection
+
+    return Selection(select, []) if select else None
+
+
 def patched_dbt_project(files: dict[str, str]):
     """A DbtProject on a temporary patched copy of the product project (parsed on use)."""
     from refill.warehouse.dbt_runner import DbtProject

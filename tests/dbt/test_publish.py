@@ -25,7 +25,7 @@ import pytest
 from refill.rules.readiness import day_folder
 from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import DbtProject, Selection, audits_twins
+from refill.warehouse.dbt_runner import DbtProject, audits_twins
 from tests.helpers import (
     AUDITS_TWINS,
     armed_dbt_project,
@@ -34,6 +34,7 @@ from tests.helpers import (
     patched_dbt_project,
     query,
     snapshot,
+    typed_selection,
 )
 
 JAN = date(2026, 1, 1)
@@ -216,7 +217,7 @@ def test_a_test_is_left_out_only_where_its_audit_runs(dbt_project):
     assert quarantine.models == ["payments_quarantine"]
     assert dbt_project._twins_of_built_models(quarantine) == [quarantine_twin]
     # a selection made by hand, not resolve_selection's, leaves none out
-    assert dbt_project._twins_of_built_models(Selection("fct_payments", [])) == []
+    assert dbt_project._twins_of_built_models(typed_selection("fct_payments")) == []
 
     # a test naming an audit its model does not run is no twin: it keeps running
     test_id, test = next(

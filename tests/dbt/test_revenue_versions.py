@@ -11,8 +11,7 @@ import pytest
 
 from refill.rules.window import window_vars
 from refill.sample_data import DaySpec, write_day, write_days
-from refill.warehouse.dbt_runner import Selection
-from tests.helpers import armed_dbt_project, query
+from tests.helpers import armed_dbt_project, query, typed_selection
 
 JAN = date(2026, 1, 1)
 V1, V2, VIEW = "main.fct_daily_revenue_v1", "main.fct_daily_revenue_v2", "main.fct_daily_revenue"
@@ -25,9 +24,7 @@ def day(n: int) -> date:
 
 
 def build(dbt_project, first: int, last: int, select: str | None = None):
-    # a dbt selection as typed, not resolve_selection's: it leaves out no audit's twin
-    selection = Selection(select, []) if select else None
-    return dbt_project.build(window_vars(day(first), day(last)), selection)
+    return dbt_project.build(window_vars(day(first), day(last)), typed_selection(select))
 
 
 def rows(warehouse, relation: str, lineage: bool = False) -> list[tuple]:
@@ -243,7 +240,7 @@ def test_a_version_rebuild_that_fails_leaves_it_as_it_was(
     # project with its fault seam armed: the product's seam renders nothing)
     monkeypatch.setenv("REFILL_TEST_FAULT", point)
     outcome = armed_dbt_project().build(
-        window_vars(day(1), day(2)), Selection("fct_daily_revenue_v2", [])
+        window_vars(day(1), day(2)), typed_selection("fct_daily_revenue_v2")
     )
 
     # THEN it says where, and v2 and its ledger rows are exactly as before

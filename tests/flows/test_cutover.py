@@ -29,8 +29,8 @@ from refill.rules.readiness import day_folder
 from refill.rules.window import window_vars
 from refill.sample_data import DATASET, DaySpec, write_day, write_days
 from refill.views.cutover_report import render
-from refill.warehouse.dbt_runner import Selection, shared_project
-from tests.helpers import query
+from refill.warehouse.dbt_runner import shared_project
+from tests.helpers import query, typed_selection
 
 JAN = date(2026, 1, 1)
 MODEL = "fct_daily_revenue"
@@ -42,9 +42,7 @@ def day(n: int) -> date:
 
 
 def build(dbt_project, first: int, last: int, select: str | None = None):
-    # a dbt selection as typed, not resolve_selection's: it leaves out no audit's twin
-    selection = Selection(select, []) if select else None
-    return dbt_project.build(window_vars(day(first), day(last)), selection)
+    return dbt_project.build(window_vars(day(first), day(last)), typed_selection(select))
 
 
 def switch(to: int | None = None, rollback: bool = False, yes: bool = True, dry_run: bool = False):
