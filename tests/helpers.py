@@ -96,6 +96,8 @@ class DayTruth:
     )  # published (currency, amount)
     # published records (transaction_id, event_ts, amount, currency, market, status)
     records: list[tuple] = field(default_factory=list)
+    # quarantined lines: (file name from the landing root, line number) -> the line's bytes
+    quarantined_lines: dict[tuple[str, int], bytes] = field(default_factory=dict)
 
     @property
     def lines(self) -> int:
@@ -120,23 +122,28 @@ def expected_day(landing: Path, day: date, currencies: Iterable[str] = CURRENCIE
     (the input boundary). `currencies`: the known ones (the fx seed's)."""
     truth = DayTruth()
     versions: dict[str, list[tuple]] = defaultdict(list)
+    places: dict[str, list[tuple[tuple[str, int], bytes]]] = defaultdict(list)
     for part in sorted(day_folder(landing, DATASET, day).glob(PART_GLOB)):
         data = part.read_bytes()
         lines = data.split(b"\n")
         if data.endswith(b"\n") or not data:
             lines.pop()
-        for raw in lines:
+        name = part.relative_to(landing).as_posix()
+        for number, raw in enumerate(lines, start=1):
             try:
                 record = _valid_record(raw.decode("utf-8"), day, frozenset(currencies))
             except UnicodeDecodeError:
                 record = None
             if record is None:
                 truth.quarantined += 1
+                truth.quarantined_lines[(name, number)] = raw
             else:
                 versions[record[0]].append(record)
-    for copies in versions.values():
+                places[record[0]].append(((name, number), raw))
+    for transaction_id, copies in versions.items():
         if len(set(copies)) > 1:
             truth.quarantined += len(copies)
+            truth.quarantined_lines.update(places[transaction_id])
         else:
             truth.published += 1
             truth.duplicates += len(copies) - 1
@@ -144,6 +151,34 @@ def expected_day(landing: Path, day: date, currencies: Iterable[str] = CURRENCIE
             truth.payments.append((copies[0][3], copies[0][2]))
             truth.records.append(copies[0])
     return truth
+
+
+def kept_lines(
+    warehouse: Path, day: date, landed: dict[tuple[str, int], bytes]
+) -> dict[tuple[str, int], bytes]:
+    """The day's quarantine as (file, line) -> the bytes its text stands for: a UTF-8 line's
+    text as it is, a line that is not UTF-8 by its escaped form (`line_text::blob` gives the
+    bytes back, as the landing contract says). A final carriage return is dropped by the
+    reader, as from every line."""
+    rows = query(
+        warehouse,
+        "select file_name, line_number, line_text, line_text::blob "
+        "from main.payments_quarantine where landed_date = ?",
+        [day],
+    )
+    kept = {}
+    for file_name, line_number, text, as_blob in rows:
+        raw = landed.get((file_name, line_number), b"")
+        kept[(file_name, line_number)] = bytes(as_blob) if _not_utf8(raw) else text.encode()
+    return kept
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _valid_record(line: str, day: date, currencies: frozenset[str]) -> tuple | None:

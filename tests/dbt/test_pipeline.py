@@ -13,6 +13,7 @@ from refill.sample_data import DaySpec, write_day, write_days
 from tests.helpers import (
     armed_dbt_project,
     expected_day,
+    kept_lines,
     published_by_day,
     query,
     relation_exists,
@@ -209,6 +210,10 @@ def test_every_landed_line_is_published_duplicate_or_quarantined(dbt_project, wo
         )[0]
         assert quarantined == truth.quarantined
         assert records == truth.lines
+        # AND each quarantined line, malformed or a conflicting version, keeps its text
+        assert kept_lines(workspace.warehouse, day(n), truth.quarantined_lines) == {
+            place: raw.removesuffix(b"\r") for place, raw in truth.quarantined_lines.items()
+        }
     reasons = {
         row[0]
         for row in query(

@@ -24,7 +24,7 @@ from hypothesis import event, given, settings
 from refill.rules import readiness
 from refill.rules.window import window_vars
 from refill.sample_data import DATASET, payment_line, write_landed_day
-from tests.helpers import expected_day, published_tables, query
+from tests.helpers import expected_day, kept_lines, published_tables, query
 from tests.properties.conftest import copy_warehouse
 from tests.properties.landings import (
     OUTSIDE_MARKER,
@@ -163,6 +163,10 @@ def test_a_dbt_build_of_any_day_publishes_it_as_the_oracle_says_or_changes_nothi
                 "where event_date = ?",
                 [NEW_DAY],
             ) == [(truth.published, truth.amount or Decimal(0))]
+            # AND every quarantined line is kept where it landed, with its text as landed
+            assert kept_lines(warehouse, NEW_DAY, truth.quarantined_lines) == {
+                place: raw.removesuffix(b"\r") for place, raw in truth.quarantined_lines.items()
+            }
         # AND a day not ready is refused by name, one line, and nothing changes
         else:
             assert not outcome.success

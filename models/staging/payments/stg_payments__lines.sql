@@ -19,7 +19,8 @@ currencies as (
 ),
 
 final as (
-    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
+    {#- the quarantined lines' text read again from the raw lines, not carried through #}
+    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies', texts=ref('stg_payments__raw_lines')) }}
 )
 
 select * from final
