@@ -248,15 +248,14 @@
         where malformed_reason is not null
         union all
         select
-            validated.file_name,
-            validated.line_number
+            file_name,
+            line_number
         from validated
-        semi join valid_versions
-            on
-                validated.landed_date = valid_versions.landed_date
-                and validated.transaction_id = valid_versions.transaction_id
-                and valid_versions.is_conflicting
-        where validated.malformed_reason is null
+        where
+            malformed_reason is null
+            and (landed_date, transaction_id) in (
+                select (landed_date, transaction_id) from valid_versions where is_conflicting
+            )
     ),
 
     quarantined_texts as (
