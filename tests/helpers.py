@@ -97,6 +97,7 @@ class DayTruth:
     # published records (transaction_id, event_ts, amount, currency, market, status)
     records: list[tuple] = field(default_factory=list)
     # quarantined lines: (file name from the landing root, line number) -> the line's bytes
+    # as kept (a final carriage return is not part of a line: the reader drops it)
     quarantined_lines: dict[tuple[str, int], bytes] = field(default_factory=dict)
 
     @property
@@ -136,10 +137,10 @@ def expected_day(landing: Path, day: date, currencies: Iterable[str] = CURRENCIE
                 record = None
             if record is None:
                 truth.quarantined += 1
-                truth.quarantined_lines[(name, number)] = raw
+                truth.quarantined_lines[(name, number)] = raw.removesuffix(b"\r")
             else:
                 versions[record[0]].append(record)
-                places[record[0]].append(((name, number), raw))
+                places[record[0]].append(((name, number), raw.removesuffix(b"\r")))
     for transaction_id, copies in versions.items():
         if len(set(copies)) > 1:
             truth.quarantined += len(copies)
@@ -158,8 +159,7 @@ def kept_lines(
 ) -> dict[tuple[str, int], bytes]:
     """The day's quarantine as (file, line) -> the bytes its text stands for: a UTF-8 line's
     text as it is, a line that is not UTF-8 by its escaped form (`line_text::blob` gives the
-    bytes back, as the landing contract says). A final carriage return is dropped by the
-    reader, as from every line."""
+    bytes back, as the landing contract says); `landed` says which lines are not UTF-8."""
     rows = query(
         warehouse,
         "select file_name, line_number, line_text, line_text::blob "
