@@ -9,12 +9,18 @@ Spark Thrift Server submitted to that master, all on 127.0.0.1, from the pyspark
 Everything lives under the state folder: the Hive metastore (embedded Derby, `metastore_db/`,
 owned by the Thrift Server's driver, the one process that opens it), the warehouse folder
 (`warehouse/`: every table's files), the worker's and Spark's scratch folders, the logs
-(`logs/master.log`, `logs/worker.log`, `logs/thriftserver.log`) and `cluster.json` (ports and
-process ids). `start` is idempotent: a healthy cluster is left as it is; a partial one (a
-process died) is stopped and started again over the same metastore and warehouse, so tables
-outlive the cluster; a `start` or `stop` waits for one in flight on the same folder (CI
-starts the cluster in the background while the tests begin). `stop` ends each process's
-group (the worker's executors are its children), politely first.
+(`logs/master.log`, `logs/worker.log`, `logs/thriftserver.log`) and `cluster.json` (ports, and
+each process's id, start time, boot and command line). `start` is idempotent: a healthy
+cluster is left as it is; a partial one (a process died) is stopped and started again over
+the same metastore and warehouse, so tables outlive the cluster; a `start` or `stop` waits
+for one in flight on the same folder (CI starts the cluster in the background while the
+tests begin). `stop` ends each process's group (the worker's executors are its children),
+politely first.
+
+A signal goes only to a process proven to be the one recorded: the same boot, the same start
+time (clock ticks since boot) and the same command line. After a crash or a reboot its pid
+may hold anything (a shell, another cluster, a database); a record that does not match is
+forgotten, never signalled, and its pids named.
 
 A Python module rather than a shell script: the tests, the benchmark and CI import it (start
 once, read the port, stop), it waits on real health (a Thrift connection answering a query,
@@ -33,9 +39,11 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -64,6 +72,55 @@ class ClusterError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class ProcessIdentity:
+    """What proves a pid still holds the process the cluster started: a pid is reused, the
+    boot id, the start time and the command line together are not."""
+
+    pid: int
+    boot_id: str  # /proc/sys/kernel/random/boot_id: another after a reboot
+    start_ticks: int  # /proc/<pid>/stat field 22: clock ticks after boot
+    command: tuple[str, ...]  # /proc/<pid>/cmdline
+
+    @classmethod
+    def from_json(cls, data: dict) -> ProcessIdentity:
+        return cls(
+            int(data["pid"]),
+            str(data["boot_id"]),
+            int(data["start_ticks"]),
+            tuple(str(part) for part in data["command"]),
+        )
+
+
+def boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def identify(pid: int) -> ProcessIdentity | None:
+    """The identity of the process that holds `pid` now; None when there is none (or it is
+    a zombie: it exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        booted = boot_id()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    if fields[0] == "Z" or not command:
+        return None
+    return ProcessIdentity(
+        pid,
+        booted,
+        int(fields[19]),
+        tuple(command.decode(errors="surrogateescape").split("\0")[:-1]),
+    )
+
+
+def is_ours(identity: ProcessIdentity) -> bool:
+    """Whether `identity.pid` still holds the process recorded as `identity`."""
+    return identify(identity.pid) == identity
+
+
+@dataclass(frozen=True)
 class Cluster:
     """A running cluster, as cluster.json records it."""
 
@@ -73,6 +130,9 @@ class Cluster:
     thrift_port: int
     cores: int
     pids: dict[str, int]
+    # each process's identity, recorded once it runs its final command (spark-class execs
+    # java); a record without it (an older one) proves nothing, and nothing of it is signalled
+    processes: dict[str, ProcessIdentity] = field(default_factory=dict)
 
     @property
     def master_url(self) -> str:
@@ -103,9 +163,22 @@ def read(state: Path) -> Cluster | None:
     """The cluster recorded in `state`, whether or not it still runs."""
     try:
         data = json.loads(_state_file(state).read_text())
-    except (OSError, ValueError):
+        processes = data.pop("processes", {})
+        return Cluster(
+            **data,
+            processes={name: ProcessIdentity.from_json(known) for name, known in processes.items()},
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return Cluster(**data)
+
+
+def record(cluster: Cluster) -> None:
+    """Write `cluster` as its state folder's cluster.json, at once (a reader sees the old
+    record or the new one)."""
+    state_file = _state_file(Path(cluster.state))
+    partial = state_file.with_suffix(".json.partial")
+    partial.write_text(json.dumps(asdict(cluster), indent=2))
+    os.replace(partial, state_file)
 
 
 def _alive(pid: int) -> bool:
@@ -147,10 +220,10 @@ def answers(host: str, port: int) -> bool:
 
 
 def healthy(cluster: Cluster | None) -> bool:
-    """Every process alive and the Thrift Server answering."""
-    if cluster is None or set(cluster.pids) != set(PROCESSES):
+    """Every process the one recorded (alive, and ours) and the Thrift Server answering."""
+    if cluster is None or set(cluster.processes) != set(PROCESSES):
         return False
-    if not all(_alive(pid) for pid in cluster.pids.values()):
+    if not all(is_ours(identity) for identity in cluster.processes.values()):
         return False
     return answers(cluster.host, cluster.thrift_port)
 
@@ -186,11 +259,11 @@ def _environment(state: Path) -> dict[str, str]:
     return environment
 
 
-def _launch(name: str, command: list[str], state: Path, **extra: str) -> int:
+def launch(name: str, command: list[str], state: Path, **extra: str) -> subprocess.Popen:
     """Start one process in its own session (its group is what `stop` ends), its output
-    appended to logs/<name>.log; returns its pid (the JVM's: spark-class execs java)."""
-    import subprocess
-
+    appended to logs/<name>.log; its pid is the JVM's (spark-class execs java). The process
+    stays this one's child, unreaped, until `start` is done with it: its pid cannot be
+    another's meanwhile."""
     log = state / "logs" / f"{name}.log"
     with log.open("ab") as output:
         output.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n".encode())
@@ -204,7 +277,7 @@ def _launch(name: str, command: list[str], state: Path, **extra: str) -> int:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    return process.pid
+    return process
 
 
 def _wait_for(what: str, ready, pid: int, log: Path, timeout: float) -> None:
@@ -351,10 +424,10 @@ def _start(
     thrift_port = thrift_port or _free_port()
     home = spark_home()
     logs = state / "logs"
-    pids: dict[str, int] = {}
+    launched: dict[str, subprocess.Popen] = {}
     try:
         since = _log_size(logs / "master.log")
-        pids["master"] = _launch(
+        launched["master"] = launch(
             "master",
             [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master"]
             + ["--host", HOST, "--port", str(master_port), "--webui-port", "0"],
@@ -365,12 +438,12 @@ def _start(
         _wait_for(
             "master",
             lambda: _log_mentions(logs / "master.log", "I have been elected leader", since),
-            pids["master"],
+            launched["master"].pid,
             logs / "master.log",
             timeout,
         )
         since = _log_size(logs / "worker.log")
-        pids["worker"] = _launch(
+        launched["worker"] = launch(
             "worker",
             [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker"]
             + ["--host", HOST, "--cores", str(cores), "--memory", executor_memory]
@@ -384,7 +457,7 @@ def _start(
             lambda: _log_mentions(
                 logs / "worker.log", "Successfully registered with master", since
             ),
-            pids["worker"],
+            launched["worker"].pid,
             logs / "worker.log",
             timeout,
         )
@@ -397,38 +470,114 @@ def _start(
             submit += ["--conf", f"{key}={value}"]
         submit += ["spark-internal", "--hiveconf", f"hive.server2.thrift.port={thrift_port}"]
         submit += ["--hiveconf", f"hive.server2.thrift.bind.host={HOST}"]
-        pids["thriftserver"] = _launch("thriftserver", submit, state)
+        launched["thriftserver"] = launch("thriftserver", submit, state)
         _wait_for(
             "Thrift Server",
             lambda: answers(HOST, thrift_port),
-            pids["thriftserver"],
+            launched["thriftserver"].pid,
             logs / "thriftserver.log",
             timeout,
         )
+        # each one answered: it runs its final command (java), which its identity records
+        processes = {name: _identity_of_child(name, child) for name, child in launched.items()}
     except BaseException:
-        _end_all(pids)
+        _end_children(launched)
         raise
-    cluster = Cluster(str(state), HOST, master_port, thrift_port, cores, pids)
-    partial = _state_file(state).with_suffix(".json.partial")
-    partial.write_text(json.dumps(asdict(cluster), indent=2))
-    os.replace(partial, _state_file(state))
+    pids = {name: child.pid for name, child in launched.items()}
+    cluster = Cluster(str(state), HOST, master_port, thrift_port, cores, pids, processes)
+    record(cluster)
     return cluster
 
 
-def _end_all(pids: dict[str, int]) -> None:
-    """End each process group, Thrift Server first (its driver stops its executors), then
-    the worker (and any executor left in its group), then the master."""
+def _identity_of_child(name: str, child: subprocess.Popen) -> ProcessIdentity:
+    identity = identify(child.pid)  # not polled: a child reaped would free its pid
+    if identity is None:
+        raise ClusterError(f"the {name} exited while starting; see logs/{name}.log")
+    return identity
+
+
+def _end_children(launched: dict[str, subprocess.Popen]) -> None:
+    """End the groups of the processes this `start` launched, then reap them. Each is still
+    its child, unreaped: its pid, and so its group's id, is no other process's."""
     for name in PROCESSES:
-        pid = pids.get(name)
-        if pid is None:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGTERM)
+        child = launched.get(name)
+        if child is not None:
+            _end_group(child.pid, lambda: True)
+    for child in launched.values():
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=STOP_TIMEOUT_SECONDS)
+
+
+def _end_all(processes: dict[str, ProcessIdentity]) -> list[str]:
+    """End each recorded process's group, Thrift Server first (its driver stops its
+    executors), then the worker (and any executor left in its group), then the master:
+    only those proven to be the ones recorded. Returns the others, left alone."""
+    not_ours = []
+    for name in PROCESSES:
+        identity = processes.get(name)
+        if identity is not None and not _end_group(identity.pid, lambda i=identity: is_ours(i)):
+            not_ours.append(f"{name} (pid {identity.pid})")
+    return not_ours
+
+
+def _end_group(leader: int, proven: Callable[[], bool]) -> bool:
+    """SIGTERM, then once the leader is gone (or after STOP_TIMEOUT_SECONDS) SIGKILL, to the
+    group `leader` leads (`launch` made it a session leader, its group's id its pid). Each
+    process is signalled through a pidfd, a handle on the process that held its pid when
+    taken (never on a later holder), taken while `proven()` says the leader is the process
+    meant: a member of its group then is of its session, ours. False, and nothing signalled,
+    when the leader is not proven."""
+    handles = _claim(leader, None)
+    try:
+        if not handles or not proven():
+            return False
+        handles += [handle for pid in _group_members(leader) for handle in _claim(pid, leader)]
+        if not proven():  # the members were found while the leader held its pid
+            return False
+        for handle in handles:
+            _signal(handle, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-        while _alive(pid) and time.monotonic() < deadline:
+        while _alive(leader) and proven() and time.monotonic() < deadline:
             time.sleep(0.2)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)  # the group: executors the worker started too
+        for handle in handles:
+            _signal(handle, signal.SIGKILL)  # the group: executors the worker started too
+        return True
+    finally:
+        for handle in handles:
+            with contextlib.suppress(OSError):
+                os.close(handle)
+
+
+def _process_group(pid: int) -> int | None:
+    """/proc/<pid>/stat field 5 (pgrp); None when the pid is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _group_members(group: int) -> list[int]:
+    """The pids in process group `group`, its leader left out."""
+    pids = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return [pid for pid in pids if pid != group and _process_group(pid) == group]
+
+
+def _claim(pid: int, group: int | None) -> list[int]:
+    """A pidfd of the process holding `pid` now (and, with `group`, still in that group once
+    the pidfd is taken), as a list: empty when there is none."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (ProcessLookupError, PermissionError):
+        return []
+    if group is not None and _process_group(pid) != group:
+        os.close(handle)
+        return []
+    return [handle]
+
+
+def _signal(handle: int, number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        signal.pidfd_send_signal(handle, number)
 
 
 def stop(state: Path) -> bool:
@@ -443,7 +592,16 @@ def _stop(state: Path) -> bool:
     cluster = read(state)
     if cluster is None:
         return False
-    _end_all(cluster.pids)
+    recorded = set(cluster.processes)
+    left = [f"{name} (pid {pid})" for name, pid in cluster.pids.items() if name not in recorded]
+    left += _end_all(cluster.processes)
+    if left:
+        print(
+            f"spark cluster: {', '.join(left)} of {_state_file(state)} not signalled: the pid "
+            "no longer holds the process recorded (it exited, or a crash or a reboot since), "
+            "or the record predates process identities; the record is forgotten",
+            file=sys.stderr,
+        )
     _state_file(state).unlink(missing_ok=True)
     return True
 
