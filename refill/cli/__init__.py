@@ -26,6 +26,7 @@ from refill.errors import (
     EXIT_PIPE_CLOSED,
     RefillError,
 )
+from refill.rules.redaction import redacted
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None, *, as_program: bool = False) -> int:
     except BrokenPipeError:
         status = _output_closed()
     except RefillError as error:
-        print(f"refill: error: {error}", file=sys.stderr)
+        print(f"refill: error: {redacted(str(error))}", file=sys.stderr)
         status = error.exit_code
     except interrupts.Interrupted as stop:
         # the first Ctrl-C or SIGTERM, at a safe point: the run is closed, this is its summary

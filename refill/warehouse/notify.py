@@ -14,11 +14,14 @@ with the key in an `Idempotency-Key` header so a receiver can drop the rare repe
 after a crash between sending and marking. A webhook call has a total deadline (not
 only urllib's timeout, which bounds each read: a server sending a header line every few
 seconds held a delivery for minutes) and a bounded number of tries, per run and in all.
+The webhook's URL holds its token: no error, log line or outbox row says more of it than
+`scheme://host/…` (refill.rules.redaction).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import http.client
@@ -34,9 +37,10 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from refill.rules.redaction import WEBHOOK_URL_ENV, redacted, shown_url
 from refill.warehouse.ops import OUTBOX_LATEST, utc_now
 
-WEBHOOK_ENV = "REFILL_WEBHOOK_URL"
+WEBHOOK_ENV = WEBHOOK_URL_ENV
 WEBHOOK_TIMEOUT_SECONDS = 5  # one call, connect to the answer's last header, in all
 TRIES_PER_RUN = 3  # a run tries a notification this many times, WEBHOOK_BACKOFF apart
 WEBHOOK_BACKOFF_SECONDS = (0.5, 1.0)
@@ -104,6 +108,7 @@ class Delivery:
 
 def enqueue(connection, notification: Notification) -> bool:
     """Add the notification unless its key is already there. True when it is new."""
+    notification = dataclasses.replace(notification, message=redacted(notification.message))
     if getattr(connection, "append_only", False):
         return _enqueue_appending(connection, notification)
     inserted = connection.execute(
@@ -187,12 +192,12 @@ def deliver(pending: list[Pending], logger: logging.Logger | None = None) -> lis
     """Send each notification to the sinks. Holds no warehouse: the caller marks the
     results afterwards (record_deliveries)."""
     logger = logger or log
-    url = os.environ.get(WEBHOOK_ENV)
+    url = os.environ.get(WEBHOOK_ENV, "").strip()
     deadline = time.monotonic() + DELIVERY_BUDGET_SECONDS
     results = []
     for row in pending:
         level = logging.ERROR if row.outcome != "succeeded" else logging.INFO
-        logger.log(level, "notify [%s] %s", row.idempotency_key, row.message)
+        logger.log(level, "notify [%s] %s", row.idempotency_key, redacted(row.message))
         if not url:
             results.append(Delivery(row.idempotency_key, None, 0))
             continue
@@ -202,15 +207,16 @@ def deliver(pending: list[Pending], logger: logging.Logger | None = None) -> lis
             "logical_date": row.logical_date.isoformat() if row.logical_date else None,
             "outcome": row.outcome,
             "code_version": row.code_version,
-            "message": row.message,
+            "message": redacted(row.message),
         }
         tries_left = min(TRIES_PER_RUN, MAX_DELIVERY_ATTEMPTS - row.delivery_attempts)
         delivery = _post_with_retries(url, row.idempotency_key, payload, tries_left, deadline)
         if delivery.error is not None:
             given_up = row.delivery_attempts + delivery.tries >= MAX_DELIVERY_ATTEMPTS
             logger.warning(
-                "webhook delivery of %s failed after %d tries: %s (%s)",
+                "webhook delivery of %s to %s failed after %d tries: %s (%s)",
                 row.idempotency_key,
+                shown_url(url),
                 delivery.tries,
                 delivery.error,
                 "given up: it stays unsent in ops.notification_outbox"
@@ -277,18 +283,21 @@ def _post_with_retries(url: str, key: str, payload: dict, tries: int, deadline: 
         error = _post(url, key, payload, timeout)
         if error is None:
             return Delivery(key, None, used)
-    return Delivery(key, error, used)
+    return Delivery(key, redacted(error, [url]), used)
 
 
 def _post(url: str, key: str, payload: dict, timeout: float) -> str | None:
     """POST the payload; None when the webhook answered 2xx within `timeout` seconds in all,
-    else why not."""
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json", "Idempotency-Key": key},
-        method="POST",
-    )
+    else why not (the URL redacted: see `_post_with_retries`)."""
+    try:
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json", "Idempotency-Key": key},
+            method="POST",
+        )
+    except ValueError as error:  # no scheme, or one urllib does not know
+        return f"{WEBHOOK_ENV} is not a URL refill can post to ({error})"
     deadline = time.monotonic() + timeout
     opener = urllib.request.build_opener(
         _DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline)

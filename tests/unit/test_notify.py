@@ -144,3 +144,68 @@ def test_a_prompt_webhook_gets_each_notification_once_with_its_key(monkeypatch):
     # THEN both are delivered on the first try, each with its key
     assert [(d.error, d.tries) for d in deliveries] == [(None, 1), (None, 1)]
     assert received == [(row.idempotency_key,) * 2 for row in (pending(1, 0), pending(2, 0))]
+
+
+SECRET_TOKEN = "xoxb-55d1c0de7a"
+
+
+class FailingWebhook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        self.send_response(500, f"no such hook {self.path}")  # a server that echoes the path
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def failing_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FailingWebhook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # nothing listens there once the probe closes
+
+
+@pytest.mark.parametrize(
+    "webhook",
+    [
+        "answers 500",
+        "refuses the connection",
+        "holds a space in its token",
+        "holds a newline in its token",
+        "has no scheme",
+    ],
+)
+def test_a_failing_webhook_s_error_and_log_say_nothing_of_its_token(
+    webhook, failing_server, monkeypatch, caplog
+):
+    # GIVEN a webhook URL with a token in its path, which fails one way or another
+    port = failing_server if webhook == "answers 500" else closed_port()
+    token = {
+        "holds a space in its token": SECRET_TOKEN.replace("-", " "),
+        "holds a newline in its token": SECRET_TOKEN.replace("-", "\n"),
+    }.get(webhook, SECRET_TOKEN)
+    url = f"http://127.0.0.1:{port}/hooks/{token}"
+    if webhook == "has no scheme":
+        url = f"hooks.example.com/hooks/{token}"
+    monkeypatch.setenv(notify.WEBHOOK_ENV, url)
+    monkeypatch.setattr(notify, "WEBHOOK_BACKOFF_SECONDS", (0.0,))
+
+    # WHEN a notification is delivered to it
+    with caplog.at_level("DEBUG"):
+        (delivery,) = notify.deliver([pending(1, 0)])
+
+    # THEN it failed, and neither its error (ops.notification_outbox.last_error) nor the
+    # log holds the token, or any piece of it
+    assert delivery.error is not None
+    for piece in ("xoxb", "55d1c0de7a"):
+        assert piece not in delivery.error and piece not in caplog.text
+    if webhook != "has no scheme":
+        assert "127.0.0.1" in caplog.text  # the host is named
