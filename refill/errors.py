@@ -6,7 +6,8 @@ Exit statuses (the one home for them; `refill` returns these):
   0    success (and `refill gaps` found nothing)
   1    a failure or a refusal about the data: a day not ready, an audit mismatch, a
        restatement without sign-off, a warehouse held too long; `refill gaps` found gaps
-  2    a usage error: an argument or option value that cannot be right on any data
+  2    a usage error: an argument or option value that cannot be right on any data, or a
+       configuration one (an unknown DBT_TARGET, a missing adapter, no dbt project)
   130  interrupted (Ctrl-C or SIGTERM), as shells report SIGINT
   141  the output's reader went away (`refill status | head -1`), as shells report SIGPIPE:
        the command stops quietly, without a traceback
@@ -65,6 +66,6 @@ def _rebuild(cls, message: str, transient: bool, failed_step: str) -> RefillErro
 
 
 class UsageError(RefillError):
-    """An argument or option whose value cannot be right, whatever the data: exit 2."""
+    """An argument, option or setting whose value cannot be right, whatever the data: exit 2."""
 
     exit_code = EXIT_USAGE

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from refill.errors import RefillError
+from refill.errors import UsageError
 
 # The source checkout this package was imported from (an editable install, or a run from
 # the project folder). A non-editable install has no dbt project here: REFILL_PROJECT_DIR.
@@ -135,7 +135,7 @@ def duckdb_memory_limit(profile_setting: str | None = None) -> str | None:
     if share and float(share[1]) > 0:
         limit = max(round(machine_memory_bytes() * float(share[1]) / 100), MIN_DUCKDB_MEMORY_BYTES)
         return f"{limit // 2**20}MiB"
-    raise RefillError(f"{source}={raw[:40]!r} is not a size like 512MB or 2GB, nor a share like 5%")
+    raise UsageError(f"{source}={raw[:40]!r} is not a size like 512MB or 2GB, nor a share like 5%")
 
 
 def machine_memory_bytes() -> int:
@@ -182,7 +182,7 @@ def _found_project() -> tuple[Path, str]:
             else (PACKAGE_PROJECT_DIR, "the package's checkout")
         )
     if not (folder / "dbt_project.yml").is_file():
-        raise RefillError(
+        raise UsageError(
             f"no dbt project at {source} {folder} (no dbt_project.yml); "
             f"set {PROJECT_DIR_ENV} to the refill project folder"
         )
@@ -198,13 +198,11 @@ def _is_refill_project(folder: Path) -> bool:
 
 
 def where_line() -> str:
-    """Which project, target and warehouse a command uses, and why (for --help and status)."""
-    try:
-        folder, source = _found_project()
-        target = target_name()
-        return f"project {folder} (from {source}), target {target}, warehouse {warehouse_path()}"
-    except RefillError as error:
-        return str(error)
+    """Which project, target and warehouse a command uses, and why (for --help and status);
+    a configuration that cannot be used raises its UsageError."""
+    folder, source = _found_project()
+    target = target_name()
+    return f"project {folder} (from {source}), target {target}, warehouse {warehouse_path()}"
 
 
 def landing_root() -> Path:
@@ -228,19 +226,20 @@ def preview_report_dir(override: str | None = None) -> Path:
 
 def target_name() -> str:
     """The dbt target refill and dbt use ($DBT_TARGET, `dev` by default): one of profiles.yml's
-    outputs, refused in one line when unknown or when its adapter is not installed."""
+    outputs, refused in one line (a configuration error, exit 2) when unknown or when its
+    adapter is not installed."""
     target = os.environ.get(TARGET_ENV, DEFAULT_TARGET).strip() or DEFAULT_TARGET
     if target not in TARGETS:
-        raise RefillError(
-            f"{TARGET_ENV}={target!r} is not a target of profiles.yml; "
-            f"use one of {', '.join(TARGETS)}"
+        raise UsageError(
+            f"{TARGET_ENV} {target!r} is not a target of profiles.yml "
+            f"(targets: {', '.join(TARGETS)})"
         )
     package, extra = ADAPTERS[TARGETS[target][0]]
     try:
         importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         install = f"pip install -e '.[{extra}]'" if extra else f"pip install {package}"
-        raise RefillError(
+        raise UsageError(
             f"target {target!r} needs the {package} adapter, not installed: {install}"
         ) from None
     return target

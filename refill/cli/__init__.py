@@ -58,7 +58,12 @@ def build_parser(*, this_installation: bool = True) -> argparse.ArgumentParser:
     """The `refill` parser. `this_installation`: the help names the project, target and
     warehouse this process would use (left out of the generated CLI reference, which must
     not depend on the machine that wrote it)."""
-    where = f" Uses the {settings.where_line()}" if this_installation else ""
+    where = ""
+    if this_installation:
+        try:
+            where = f" Uses the {settings.where_line()}."
+        except RefillError as error:  # the command says it, exit 2; the help still shows
+            where = f" Cannot run here: {error}."
     parser = OneLineParser(
         prog="refill",
         description="Safe backfills and reruns of partitioned data.",

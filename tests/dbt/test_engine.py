@@ -71,7 +71,7 @@ def test_the_engine_follows_the_dbt_target(tmp_path, monkeypatch):
     assert warehouse_at() == SparkClusterWarehouse(tmp_path / "spark")
     assert warehouse_at().concurrent_writers and warehouse_at().name == "spark-cluster"
     monkeypatch.setenv("DBT_TARGET", "postgres")
-    with pytest.raises(RefillError, match="DBT_TARGET='postgres' is not a target of profiles"):
+    with pytest.raises(RefillError, match="DBT_TARGET 'postgres' is not a target of profiles"):
         warehouse_at()
 
 

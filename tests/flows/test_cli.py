@@ -78,6 +78,44 @@ def test_a_usage_error_exits_2_with_one_line(workspace, capsys, arguments, messa
     assert not workspace.warehouse.exists()
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["gaps", "--start", "2026-02-01", "--end", "2026-02-02"],
+        ["status", "--start", "2026-02-01", "--end", "2026-02-02"],
+        ["daily", "--date", "2026-02-01", "--retries", "1"],
+        ["backfill", "--start", "2026-02-01", "--end", "2026-02-02", "--dry-run"],
+        ["board", "--start", "2026-02-01", "--end", "2026-02-02", "--out", "board.html"],
+    ],
+)
+def test_an_unknown_target_is_a_configuration_error_on_every_command(
+    workspace, capsys, monkeypatch, arguments
+):
+    # GIVEN a DBT_TARGET that profiles.yml does not have
+    monkeypatch.setenv("DBT_TARGET", "prd")
+
+    # WHEN a command runs
+    status = exit_status(arguments)
+
+    # THEN it exits 2 (not 1, which `gaps` gives for gaps found) with one line naming the
+    # targets there are, and no other line says it
+    out, err = capsys.readouterr()
+    assert status == EXIT_USAGE
+    assert err.strip() == (
+        "refill: error: DBT_TARGET 'prd' is not a target of profiles.yml "
+        "(targets: dev, duckdb, ci, prod, spark, spark-cluster)"
+    )
+    assert "prd" not in out
+    assert not workspace.warehouse.exists()
+
+
+def test_the_help_says_an_unknown_target_cannot_run_here(monkeypatch):
+    monkeypatch.setenv("DBT_TARGET", "prd")
+    epilog = " ".join(build_parser().format_help().split())
+    assert "Cannot run here: DBT_TARGET 'prd' is not a target of profiles.yml (targets: " in epilog
+    assert "Uses the DBT_TARGET" not in epilog
+
+
 def test_help_shows_the_choices_and_the_defaults():
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices

@@ -115,7 +115,7 @@ def test_an_installed_refill_builds_a_day_of_the_project_refill_project_dir_name
 def test_an_installed_refill_without_refill_project_dir_says_what_to_set(installed, tmp_path):
     # WHEN the installed command runs with no project folder named
     done = _refill(installed, "status", cwd=tmp_path)
-    # THEN it fails in one line that names the setting
-    assert done.returncode == 1
+    # THEN it fails in one line that names the setting, a configuration error (exit 2)
+    assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert "set REFILL_PROJECT_DIR" in done.stderr

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from refill import settings
-from refill.errors import RefillError
+from refill.errors import EXIT_USAGE, UsageError
 
 
 def test_refill_knows_every_target_of_profiles_yml_and_no_other():
@@ -38,10 +38,13 @@ def test_the_default_target_is_dev(monkeypatch):
 
 def test_an_unknown_target_is_refused_naming_the_known_ones(monkeypatch):
     monkeypatch.setenv("DBT_TARGET", "staging")
-    with pytest.raises(
-        RefillError, match="'staging' is not a target of profiles.yml; use one of dev"
-    ):
+    with pytest.raises(UsageError) as refused:
         settings.engine_name()
+    assert str(refused.value) == (
+        "DBT_TARGET 'staging' is not a target of profiles.yml "
+        "(targets: dev, duckdb, ci, prod, spark, spark-cluster)"
+    )
+    assert refused.value.exit_code == EXIT_USAGE  # a configuration error, on every command
 
 
 @pytest.mark.parametrize("target, extra", [("spark", "spark"), ("spark-cluster", "spark-cluster")])
@@ -55,7 +58,7 @@ def test_a_target_without_its_adapter_names_the_extra_to_install(target, extra, 
 
     monkeypatch.setattr(importlib.metadata, "version", version)
     monkeypatch.setenv("DBT_TARGET", target)
-    with pytest.raises(RefillError) as refused:
+    with pytest.raises(UsageError) as refused:
         settings.engine_name()
     assert str(refused.value) == (
         f"target '{target}' needs the dbt-spark adapter, not installed: pip install -e '.[{extra}]'"
