@@ -17,8 +17,8 @@ Invariants (docs/harness.md says why each one matters):
                               day (fct_payments, payments_quarantine, v1, v2; a dropped table
                               holds nothing); ops.data_as_of is a view of the ledger
 - one_chunk_one_commit        in any one snapshot (after an event, or a concurrent reader's
-                              poll), a day last written by a refill run (one in ops.run_log)
-                              holds that run's rows in all of fct_payments,
+                              poll), a day last written by a refill run (in ops.run_log,
+                              not as `dbt ...`) holds that run's rows in all of fct_payments,
                               payments_quarantine, fct_daily_revenue_v1 and _v2
 - reader_sees_whole_publishes a concurrent reader saw, per day, only the publish before the
                               event or the one after it (or nothing before a first publish)
@@ -117,7 +117,7 @@ LEDGER_DATA_COLUMNS = (
 # One snapshot of who last wrote each model's day, and which runs are refill's.
 LEDGER_RUNS_SQL = (
     "select partition_date, model_name, run_id, published_at, "
-    "run_id in (select run_id from ops.run_log) as refill_run "
+    "run_id in (select run_id from ops.run_log where command not like 'dbt %') as refill_run "
     "from ops.partition_ledger where model_name in ("
     + ", ".join(f"'{model}'" for model in CHUNK_MODELS)
     + ")"
@@ -274,13 +274,20 @@ def read_state(warehouse: Path) -> WarehouseState:
                 for row in connection.execute(
                     "select model_name, partition_date, status, run_id, source_fingerprint, "
                     "rows_written, source_records, published_at, "
-                    + ("run_id in (select run_id from ops.run_log)" if has_run_log else "false")
+                    + (
+                        "run_id in (select run_id from ops.run_log where command not like 'dbt %')"
+                        if has_run_log
+                        else "false"
+                    )
                     + ", code_version, reference_fingerprint from ops.partition_ledger"
                 ).fetchall()
             ]
         if "ops.run_log" in tables:
+            # refill's runs: a plain dbt invocation's row (`dbt build`) is no flow run
             state.run_outcomes = dict(
-                connection.execute("select run_id, outcome from ops.run_log").fetchall()
+                connection.execute(
+                    "select run_id, outcome from ops.run_log where command not like 'dbt %'"
+                ).fetchall()
             )
         state.preview_tables = {
             table.split(".")[1].split("__")[0] for table in tables if table.startswith("preview.")
@@ -697,9 +704,10 @@ def torn_chunks(ledger) -> list[str]:
 
     For each day, the newest ledger row among the chunk's models (by published_at: a
     chunk's models share dbt's run start) names the run that wrote the day last. If that
-    is a refill run (in ops.run_log), every chunk model must hold that run's row for the
-    day: otherwise the run published the day in some models and left others on an
-    older run (or none). A plain dbt build (not in ops.run_log) may select fewer models.
+    is a refill run (in ops.run_log, not as `dbt ...`), every chunk model must hold that
+    run's row for the day: otherwise the run published the day in some models and left
+    others on an older run (or none). A plain dbt build (ops.run_log's `dbt build` rows)
+    may select fewer models.
     Rows are LedgerEntry or (partition_date, model_name, run_id, published_at, refill_run).
     """
     by_day: dict[date, dict[str, tuple]] = defaultdict(dict)

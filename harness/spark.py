@@ -148,7 +148,9 @@ def read_spark_state(folder: Path, tables: Path) -> WarehouseState:
         runs = _view("ops.run_log")
         if "ops.partition_ledger" in present:
             in_run_log = (
-                f"run_id in (select run_id from {runs})" if "ops.run_log" in present else "false"
+                f"run_id in (select run_id from {runs} where command not like 'dbt %')"
+                if "ops.run_log" in present
+                else "false"
             )
             state.ledger = [
                 invariants.LedgerEntry(*row)
@@ -162,9 +164,10 @@ def read_spark_state(folder: Path, tables: Path) -> WarehouseState:
             # append-only on Spark: a run's closing row wins (refill.warehouse.ops.RUN_LOG_LATEST)
             state.run_outcomes = dict(
                 rows(
-                    "select run_id, outcome from (select run_id, outcome, row_number() over "
-                    "(partition by run_id order by case when ended_at is null then 1 else 0 "
-                    f"end, ended_at desc) as state_rank from {runs}) where state_rank = 1"
+                    "select run_id, outcome from (select run_id, outcome, command, "
+                    "row_number() over (partition by run_id order by case when ended_at is null "
+                    f"then 1 else 0 end, ended_at desc) as state_rank from {runs}) "
+                    "where state_rank = 1 and command not like 'dbt %'"
                 )
             )
     return state

@@ -2,9 +2,10 @@
 content key of a seed (reference data) file.
 
 The code version that decides staleness is dbt's: `refill_code_version()` in
-`macros/ops/refill_code_version.sql` hashes a model's checksum with those of
-everything upstream of it (models, and seeds by their content key). The flows ask dbt
-for it rather than computing it a second time.
+`macros/ops/refill_code_version.sql` hashes a model's meaning (its tokens without comments
+or layout: `macros/ops/refill_code_form.sql`) with that of everything upstream of it
+(models, row rules, and seeds by their content key). The flows ask dbt for it rather than
+computing it a second time.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@
         dropped afterwards (they are work tables; a killed run leaves them for the next
         build of the model, which replaces them). The transaction is
         refill_publish_nodes (a preview's publish renders it too); under a preview (var
-        refill_preview_id) the chunk is kept, not published (refill_keep_preview).
+        refill_preview_id) the chunk is kept, not published (refill_keep_preview). A plain
+        dbt invocation's row of ops.run_log (refill_plain_run_log) commits in the same
+        transaction, or is written alone when nothing is published.
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set chunk = [] -%}
@@ -27,17 +29,20 @@
             {%- do chunk.append(result.node) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if chunk | length == 0 -%}{{ return('') }}{%- endif -%}
+    {#-- A plain dbt invocation's run-log row, in the publish transaction (none for a flow's). --#}
+    {%- set logged = refill_plain_run_log(results) -%}
+    {%- set logged_sql = logged | join(';\n') ~ (';\n' if logged else '') -%}
+    {%- if chunk | length == 0 -%}{{ return(logged_sql) }}{%- endif -%}
     {%- if failed -%}
-        {{ return(refill_drop_shadows(chunk)) }}
+        {{ return(logged_sql ~ refill_drop_shadows(chunk)) }}
     {%- endif -%}
 
     {%- if refill_preview_id() is not none -%}
         {#-- A preview (refill backfill --preview): the chunk is kept under the preview's
              id, not published; nothing consumers read changes. --#}
-        {{ return(refill_keep_preview(chunk)) }}
+        {{ return(logged_sql ~ refill_keep_preview(chunk)) }}
     {%- endif -%}
-    {{ return(refill_publish_nodes(chunk)) }}
+    {{ return(refill_publish_nodes(chunk, also=logged)) }}
 {% endmacro %}
 
 {% macro spark__refill_publish(results) %}
@@ -60,6 +65,12 @@
             {%- do chunk.append(result.node) -%}
         {%- endif -%}
     {%- endfor -%}
+    {#-- A plain dbt invocation's run-log row: appended once the outcome is known (after the
+         ledger when it publishes); none for a flow's. --#}
+    {%- set logged = refill_plain_run_log(results) -%}
+    {%- if chunk | length == 0 or failed -%}
+        {%- for statement in logged -%}{%- do run_query(statement) -%}{%- endfor -%}
+    {%- endif -%}
     {%- if chunk | length == 0 -%}{{ return('') }}{%- endif -%}
     {%- if failed -%}
         {%- do refill_spark_drop_shadows(chunk) -%}
@@ -70,8 +81,9 @@
         {#-- A preview (refill backfill --preview): the chunk is kept under the preview's
              id, not published (refill_keep_preview); nothing consumers read changes. --#}
         {%- do refill_keep_preview(chunk) -%}
+        {%- for statement in logged -%}{%- do run_query(statement) -%}{%- endfor -%}
     {%- else -%}
-        {%- do refill_publish_nodes(chunk) -%}
+        {%- do refill_publish_nodes(chunk, also=logged) -%}
     {%- endif -%}
     {%- do refill_spark_empty_work_tables(results) -%}
     {%- do refill_spark_drop_landing_tables() -%}

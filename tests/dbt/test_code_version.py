@@ -156,3 +156,50 @@ def test_a_seed_its_datasets_do_not_declare_stays_code(project_copy):
         day
     ]
     assert fingerprint.startswith("fx_rates_daily:") and "markets" not in fingerprint
+
+
+def _reformatted(sql: str) -> str:
+    """`sql` as another author might lay it out: a comment of each kind added, each
+    indent of the query doubled, blank lines removed, a line's end moved; no token changed.
+    The config block's hooks are strings, whose text is kept as written."""
+    config, query = sql.split("\n}}\n", 1)
+    lines = [line.replace("    ", "        ") for line in query.splitlines() if line.strip()]
+    text = config + "\n}}\n" + "\n".join(lines)
+    text = text.replace("with lines as (", "/* the landed lines */ with\n  lines   as (", 1)
+    text = text.replace("),", ") ,   -- next: the rates\n", 1)
+    return "{# who wrote it, and why #}\n" + text + "\n-- the end\n"
+
+
+def test_a_comment_or_layout_edit_keeps_every_version(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN the facts model and a row rule change only in comments and layout
+    versions_after(project_copy, "models/marts/payments/fct_payments.sql", _reformatted)
+    after = versions_after(
+        project_copy,
+        "macros/rules/refill_classify_payment_lines.sql",
+        lambda sql: sql.replace("-- ids", "-- the ids  /* of a line */").replace("\n", "\n\n"),
+    )
+
+    # THEN no partition becomes stale (issue 34 finding 13: every day was, on every mart)
+    assert after == before
+
+
+def test_a_change_of_meaning_makes_stale_only_the_models_it_reaches(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN a string literal of the v2 revenue mart changes (the same edit made in a comment
+    # too, which alone would change nothing)
+    after = versions_after(
+        project_copy,
+        "models/marts/revenue/fct_daily_revenue_v2.sql",
+        lambda sql: sql.replace("status in ('captured', 'refunded')", "status in ('captured')"),
+    )
+
+    # THEN v2 is stale and every other mart current
+    assert after["fct_daily_revenue_v2"] != before["fct_daily_revenue_v2"]
+    assert {m: v for m, v in after.items() if m != "fct_daily_revenue_v2"} == {
+        m: v for m, v in before.items() if m != "fct_daily_revenue_v2"
+    }

@@ -198,12 +198,14 @@ def test_a_preview_is_refused_after_a_code_change(
     published_and_reexported(workspace, six_days_published)
     outcome = preview()
     before = consumer_results(workspace.warehouse)
-    # the project as it is after an edit of fct_payments (its checksum, so its code
-    # version and that of every mart below it, change)
+    # the project as it is after an edit of fct_payments's meaning (a comment alone changes
+    # no code version), so its code version and that of every mart below it change
     copy = tmp_path / "project"
     overlay.build_copy(settings.project_dir(), copy)
     model = copy / "models" / "marts" / "payments" / "fct_payments.sql"
-    model.write_text(model.read_text() + "\n-- an edit after the preview\n")
+    edited = model.read_text().replace("usd_per_unit, 2)", "usd_per_unit, 3)")
+    assert edited != model.read_text()
+    model.write_text(edited)
     monkeypatch.setenv(settings.PROJECT_DIR_ENV, str(copy))
     shared_project.cache_clear()
     try:
