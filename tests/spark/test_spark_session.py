@@ -38,6 +38,10 @@ def test_a_plain_dbt_build_on_the_session_target_publishes_the_landing(
     ledger = "select distinct reference_fingerprint from ops.partition_ledger"
     now = spark_dbt.catalog.reference_fingerprints(day(1), day(1))[day(1)]
     assert [row[0] for row in spark.sql(ledger).collect()] == now
+    # and the run log holds the plain build's row, as on DuckDB (tests/dbt/test_plain_run_log.py)
+    runs = "select command, outcome, partitions_touched, get_json_object(parameters, '$.path') "
+    rows = [tuple(row) for row in spark.sql(runs + "from ops.run_log").collect()]
+    assert rows == [("dbt build", "succeeded", [day(1)], "dbt")]
 
     # WHEN day 2 is built
     outcome = build(spark_dbt, 2, 2)
