@@ -183,6 +183,17 @@ class ChunkLoop:
         _progress(get_run_logger(), report, self.done, self.total, result, running)
 
 
+def _not_ready(days: list[date]) -> str:
+    """The days not ready, grouped by why, as readiness says it now."""
+    datasets = shared_project().catalog.names
+    by_reason: dict[str, list[str]] = {}
+    for day in sorted(set(days)):
+        verdict = readiness.datasets_day_readiness(settings.landing_root(), datasets, day)
+        by_reason.setdefault(verdict.reason if not verdict.is_ready else "landed since", [])
+        by_reason[verdict.reason if not verdict.is_ready else "landed since"].append(str(day))
+    return "; ".join(f"{', '.join(shown)} ({reason})" for reason, shown in by_reason.items())
+
+
 def _is_ready(day: date) -> bool:
     datasets = shared_project().catalog.names
     return readiness.datasets_day_readiness(settings.landing_root(), datasets, day).is_ready
@@ -405,20 +416,32 @@ def backfill(
 
 
 def _backfill_failed(message: str, report: BackfillReport) -> RefillError:
-    """The run's one line: what failed, and what to do. "Rerun the same command to resume"
-    only where a rerun can help: a transient failure, or days that were not ready yet."""
+    """The run's one line: what failed, why, and what to do. "Rerun the same command to
+    resume" only where a rerun can help now: a transient failure. A day not ready is named
+    with the reason; a rerun builds it once it has landed, and meanwhile builds nothing."""
     failures = report.failures
     detail = "; ".join(str(failure) for failure in failures)
     if report.not_ready:
-        detail = "; ".join(
-            filter(None, [detail, "not ready: " + ", ".join(map(str, report.not_ready))])
+        detail = "; ".join(filter(None, [detail, "not ready: " + _not_ready(report.not_ready)]))
+    unready = ""
+    if report.not_ready:
+        unready = "the same command builds the days not ready once they have landed"
+        built_or_not = {*report.published, *report.failed_days, *report.not_ready}
+        waiting = [d for chunk in report.plan.chunks for d in chunk.days if d not in built_or_not]
+        unready = (
+            f"{len(waiting)} ready day(s) were not built after the stop: --on-missing skip "
+            f"builds them now; {unready}"
+            if waiting
+            else f"nothing else can be built now; {unready}"
         )
     if failures and not all(failure.transient for failure in failures):
-        advice = failures[0].what_to_do
-        if report.not_ready or any(failure.transient for failure in failures):
+        advice = "; ".join(filter(None, [failures[0].what_to_do, unready]))
+        if any(failure.transient for failure in failures):
             advice += "; rerun the same command for the other days"
+    elif failures:
+        advice = "; ".join(filter(None, ["rerun the same command to resume", unready]))
     else:
-        advice = "rerun the same command to resume"
+        advice = unready
     step = failures[0].failed_step if failures else FailedStep.READINESS
     return RefillError(
         f"{message}. {detail}. {advice[:1].upper()}{advice[1:]}.",

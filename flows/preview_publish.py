@@ -28,6 +28,7 @@ from refill import interrupts, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning
 from refill.rules import preview as rules
+from refill.rules.cutover import day_ranges
 from refill.rules.window import window_vars
 from refill.warehouse import locking, ops, preview_store
 from refill.warehouse.dbt_runner import DbtProject, Selection
@@ -107,10 +108,20 @@ def publish_from_preview(
                 logger.info("preview %s: chunk %s: publishing", preview_id, chunk)
                 outcome = _publish_chunk(project, context, preview_id, chunk)
             if not outcome.success:
+                kept = [
+                    day for s, e in record.remaining_chunks for day in planning.Chunk(s, e).days
+                ]
+                left = [day for day in kept if day not in published]
+                # the advice's "nothing was published" is the chunk's: the line says it exactly
+                advice = outcome.what_to_do
+                for said in ("nothing was published; ", "nothing was written; "):
+                    advice = advice.removeprefix(said)
                 raise RefillError(
                     f"publishing preview {preview_id}: chunk {chunk} failed at "
-                    f"{outcome.failed_step}: {outcome.message}; {len(published)} day(s) before "
-                    f"it are published. {outcome.what_to_do[:1].upper()}{outcome.what_to_do[1:]}",
+                    f"{outcome.failed_step}: {outcome.message}. Published by this run: "
+                    + (f"{len(published)} day(s) ({_days(published)})" if published else "none")
+                    + f"; not published: {len(left)} day(s) ({_days(left)}), as they were. "
+                    f"{advice[:1].upper()}{advice[1:]}",
                     transient=outcome.transient,
                     failed_step=outcome.failed_step or FailedStep.PUBLISH,
                 )
@@ -122,6 +133,11 @@ def publish_from_preview(
         message = f"backfill {window}: published {len(published)} day(s) from preview {preview_id}"
         account.close("succeeded", message)
     return PreviewOutcome(preview_id, message, [], published, time.monotonic() - clock)
+
+
+def _days(days: list[date]) -> str:
+    ranges = day_ranges(days)
+    return ", ".join(f"{first}..{last}" if last != first else str(first) for first, last in ranges)
 
 
 def _refuse_before_the_run(

@@ -156,14 +156,34 @@ def test_a_backfill_stops_before_an_unready_chunk_or_skips_it(workspace):
     write_days(workspace.landing, D1, 4, DaySpec(payments=50))
     write_day(workspace.landing, d(2), DaySpec(payments=50, write_manifest=False))
 
-    with pytest.raises(RefillError, match="not ready: 2026-02-02"):
+    with pytest.raises(RefillError, match="not ready: 2026-02-02") as stopped:
         run_backfill(start=d(1), end=d(4), chunk_days=1, order="newest-first")
-    # newest-first: days 4 and 3 were built, the run stopped before day 2's chunk
+    # newest-first: days 4 and 3 were built, the run stopped before day 2's chunk, and says
+    # why day 2 is not ready and that day 1, ready, can be built now
     assert sorted(ledger_run_ids(workspace.warehouse)) == [d(3), d(4)]
+    assert "not ready: 2026-02-02 (no _SUCCESS manifest)" in str(stopped.value)
+    assert "1 ready day(s) were not built after the stop: --on-missing skip" in str(stopped.value)
 
     report = run_backfill(start=d(1), end=d(4), chunk_days=1, on_missing="skip")
     assert report.skipped_not_ready == [d(2)]
     assert sorted(ledger_run_ids(workspace.warehouse)) == [d(1), d(3), d(4)]
+
+
+def test_a_backfill_of_a_range_with_nothing_landed_says_why_and_offers_no_rerun(workspace):
+    # GIVEN a range of three days, none of which has landed
+    # WHEN it is backfilled
+    with pytest.raises(RefillError) as stopped:
+        run_backfill(start=d(1), end=d(3))
+
+    # THEN the one line names the days and why they are not ready, and does not tell the
+    # user to rerun now, which would build nothing
+    message = str(stopped.value)
+    assert "not ready: 2026-02-01, 2026-02-02, 2026-02-03 (no landing folder)" in message
+    assert "rerun the same command" not in message.lower()
+    assert (
+        "Nothing else can be built now; the same command builds the days not ready once "
+        "they have landed." in message
+    )
 
 
 def test_on_missing_wait_builds_ready_chunks_first_then_the_late_day(workspace):

@@ -533,6 +533,46 @@ def test_a_failed_from_preview_chunk_says_why(workspace, monkeypatch, six_days_p
     assert consumer_results(workspace.warehouse) == before
 
 
+def test_a_from_preview_chunk_that_fails_after_another_published_says_exactly_which_days_are(
+    workspace, monkeypatch, six_days_published
+):
+    # GIVEN a preview of two chunks (days 4-6 first, newest-first, then days 1-3), whose
+    # second chunk's publish fails
+    import flows.preview_publish as publishing
+    from refill.errors import FailedStep
+    from refill.warehouse.dbt_outcomes import BuildOutcome
+
+    published_and_reexported(workspace, six_days_published)
+    outcome = preview()
+    real_publish = publishing._publish_chunk
+    calls = []
+
+    def second_fails(project, context, preview_id, chunk):
+        calls.append(chunk)
+        if len(calls) == 1:
+            return real_publish(project, context, preview_id, chunk)
+        return BuildOutcome(
+            False, "refill publish: the disk is full", {}, FailedStep.PUBLISH, "publish"
+        )
+
+    monkeypatch.setattr(publishing, "_publish_chunk", second_fails)
+
+    # WHEN it is published
+    with pytest.raises(RefillError) as failed:
+        publish(outcome.preview_id)
+
+    # THEN the line says which days this run published and which it did not, and nothing
+    # that contradicts it
+    message = str(failed.value)
+    assert f"chunk {d(1)}..{d(3)} failed at publish: refill publish: the disk is full." in message
+    assert (
+        f"Published by this run: 3 day(s) ({d(4)}..{d(6)}); "
+        f"not published: 3 day(s) ({d(1)}..{d(3)}), as they were." in message
+    )
+    assert "nothing was published" not in message.lower()
+    assert "A rerun fails the same way until the cause in logs/dbt.log is fixed" in message
+
+
 def _start_preview_process(workspace, chunks: int) -> subprocess.Popen:
     """`refill backfill --restate --preview` of `chunks` one-day chunks, in its own process
     (the session's Prefect server), oldest first."""
