@@ -28,7 +28,14 @@
         where false
     {%- else -%}
         {%- set root = refill_landing_root() -%}
-        {#-- Two readers, the same lines (refill_split_landed_lines says what a line is).
+        {#-- The engine reads each part file through a descriptor the readiness rule opened
+             on the very file this build's verdict hashed (refill_hold_part_files, from
+             refill/rules/landed_files.py): a path /proc/self/fd/<n>, never the landing's
+             path, so a link, a FIFO or another file swapped in after the check is never
+             read, and the file is read once. refill_release_part_files (on-run-end, before
+             the publish) closes them and refuses a file written to while held. So the read
+             lives in the statement that renders it: the raw lines model is ephemeral.
+             Two readers, the same lines (refill_split_landed_lines says what a line is).
              A text file the engine's line reader can stream (readiness's
              PartSummary.line_ending: valid UTF-8, no 0x1f or NUL byte, no byte order mark,
              no line over 1 MiB, and every line ended by "\n" with no carriage return, or
@@ -37,63 +44,63 @@
              memory does not grow with the file, and a day cannot be split. For such a file
              read_csv's lines are the rule's: a newline (with its carriage return, in a CRLF
              file) ends a line, an empty line comes back null (read as ''), a final newline
-             starts no line. Any other file is read whole by the exact rule. --#}
-        {%- set streamed_parts = [] -%}
-        {%- set exact_parts = [] -%}
+             starts no line. Any other file is read whole by the exact rule. While parsing
+             (no execute) nothing is held and the SQL only has to be well formed. --#}
+        {%- set held = [] -%}
         {%- if execute -%}
             {%- set literals = [] -%}
             {%- for part in part_files -%}{%- do literals.append(refill_string_literal(part)) -%}{%- endfor -%}
             {%- set checked = run_query(
-                "select unnest(parts) as part, unnest(refill_part_line_endings(parts)) as line_ending"
-                ~ " from (select [" ~ (literals | join(", ")) ~ "] as parts)"
+                "select unnest(refill_hold_part_files([" ~ (literals | join(", ")) ~ "]), recursive := true)"
             ) -%}
             {%- for row in checked.rows -%}
-                {%- if row[1] is none -%}
-                    {%- do exact_parts.append(row[0]) -%}
-                {%- else -%}
-                    {%- do streamed_parts.append((row[0], row[1])) -%}
-                {%- endif -%}
+                {%- do held.append({'part': row[0], 'path': row[1], 'line_ending': row[2]}) -%}
             {%- endfor -%}
         {%- else -%}
-            {%- do exact_parts.extend(part_files) -%}
+            {%- for part in part_files -%}
+                {%- do held.append({'part': part, 'path': root ~ '/' ~ part, 'line_ending': none}) -%}
+            {%- endfor -%}
         {%- endif -%}
         {#-- The query is assembled as data (refill_with_ctes): a CTE per streamed file, the
              whole-file read of the others, and their union, whichever of them there are. --#}
         {%- set ctes = [] -%}
         {%- set readers = [] -%}
-        {%- for part, line_ending in streamed_parts | sort -%}
-            {%- set body -%}
-            select
-                {{ refill_string_literal(part) }} as file_name,
-                regexp_extract(file_name, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
-                ordinality as line_number,
-                coalesce(line, '') as line_text,
-                true as is_valid_utf8
-            from read_csv(
-                {{ refill_string_literal(root ~ '/' ~ part) }},
-                columns = {'line': 'VARCHAR'},
-                header = false,
-                delim = chr(31),
-                quote = '',
-                escape = '',
-                {%- if line_ending == '\r\n' %}
-                new_line = '\r\n',
-                {%- endif %}
-                auto_detect = false
-            ) with ordinality
-            {%- endset -%}
-            {%- do ctes.append(('plain_' ~ loop.index, body)) -%}
-            {%- do readers.append('plain_' ~ loop.index) -%}
+        {%- set exact_files = [] -%}
+        {%- for file in held | sort(attribute='part') -%}
+            {%- if file.line_ending is none -%}
+                {#-- read_blob, not read_text: read_text refuses a whole file for one line
+                     that is not UTF-8; the row rule decodes, and quarantines just that line.
+                     The file's name is the landing's, not the descriptor's. --#}
+                {%- do exact_files.append(
+                    'select ' ~ refill_string_literal(root ~ '/' ~ file.part) ~ ' as filename, content'
+                    ~ ' from read_blob(' ~ refill_string_literal(file.path) ~ ')') -%}
+            {%- else -%}
+                {%- set body -%}
+                select
+                    {{ refill_string_literal(file.part) }} as file_name,
+                    regexp_extract(file_name, 'dt=(\d{4}-\d{2}-\d{2})', 1)::date as landed_date,
+                    ordinality as line_number,
+                    coalesce(line, '') as line_text,
+                    true as is_valid_utf8
+                from read_csv(
+                    {{ refill_string_literal(file.path) }},
+                    columns = {'line': 'VARCHAR'},
+                    header = false,
+                    delim = chr(31),
+                    quote = '',
+                    escape = '',
+                    {%- if file.line_ending == '\r\n' %}
+                    new_line = '\r\n',
+                    {%- endif %}
+                    auto_detect = false
+                ) with ordinality
+                {%- endset -%}
+                {%- do ctes.append(('plain_' ~ loop.index, body)) -%}
+                {%- do readers.append('plain_' ~ loop.index) -%}
+            {%- endif -%}
         {%- endfor -%}
-        {%- if exact_parts -%}
-            {#-- read_blob, not read_text: read_text refuses a whole file for one line that
-                 is not UTF-8; the row rule decodes, and quarantines just that line. --#}
-            {%- set literals = [] -%}
-            {%- for part in exact_parts | sort -%}
-                {%- do literals.append(refill_string_literal(root ~ '/' ~ part)) -%}
-            {%- endfor -%}
-            {%- set files = 'select filename, content from read_blob([' ~ literals | join(', ') ~ '])' -%}
-            {%- do ctes.append(('files', files)) -%}
+        {%- if exact_files -%}
+            {%- do ctes.append(('files', exact_files | join('\nunion all\n'))) -%}
             {%- do ctes.append(('exact_lines', refill_split_landed_lines('files', root))) -%}
             {%- do readers.append('exact_lines') -%}
         {%- endif -%}

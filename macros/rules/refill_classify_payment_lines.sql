@@ -1,14 +1,14 @@
-{% macro refill_classify_payment_lines(raw_lines, markets, currencies, texts=none) -%}
+{% macro refill_classify_payment_lines(raw_lines, markets, currencies) -%}
     {#- In dbt, the engine's spelling (spark__: refill_classify_payment_lines__spark.sql);
         rendered with plain Jinja (bench/floor.py, no dbt context), DuckDB's. -#}
     {%- if adapter is defined -%}
-        {{ adapter.dispatch('refill_classify_payment_lines', 'refill')(raw_lines, markets, currencies, texts) }}
+        {{ adapter.dispatch('refill_classify_payment_lines', 'refill')(raw_lines, markets, currencies) }}
     {%- else -%}
-        {{ default__refill_classify_payment_lines(raw_lines, markets, currencies, texts) }}
+        {{ default__refill_classify_payment_lines(raw_lines, markets, currencies) }}
     {%- endif -%}
 {%- endmacro %}
 
-{% macro default__refill_classify_payment_lines(raw_lines, markets, currencies, texts=none) %}
+{% macro default__refill_classify_payment_lines(raw_lines, markets, currencies) %}
     {#
         The classification of landed payment lines: its one home. A query over
         `raw_lines` (landed_date, file_name, line_number, line_text, is_valid_utf8) that
@@ -37,13 +37,11 @@
           replays share it, conflicting versions do not) and give their first copy by
           (file, line); a window over every line sorted the whole chunk;
         - the line's text is kept for quarantined lines only, the ones someone reads;
-          keeping every line's text doubled the size of the staging work table. Given
-          `texts` (a relation with file_name, line_number and line_text: the raw lines
-          again), the rule carries no text through its parse and checks and takes the
-          quarantined lines' text from `texts` at the end: the text is the widest column,
-          and a big day's work spilled it past the memory budget (a cold backfill of a day
-          of 10,000,716 lines: 38.1 against 42.6 s, docs/performance.md). A second scan of the files, cheap for
-          streamed files; a file read whole by the exact rule is read twice.
+          keeping every line's text doubled the size of the staging work table. The text
+          is carried through the parse and checks, not read again from the files at the
+          end: a second read of the lines (joined back by file and line) spilled a 46-day
+          chunk of the benchmark's standard data past the default memory budget, and a
+          second read is a second chance for the bytes to differ from those checked.
         What a value means never depends on the session: an event_ts without a zone is
         UTC (the landing contract) and is given one before the cast, so the engine's
         time zone (the host's, unless the profile pins it) cannot move it to another day.
@@ -119,10 +117,10 @@
         from extracted
     ),
 
-    {{ refill_classify_typed_payment_lines('typed', markets, currencies, texts=texts) }}
+    {{ refill_classify_typed_payment_lines('typed', markets, currencies) }}
 {% endmacro %}
 
-{% macro refill_classify_typed_payment_lines(typed, markets, currencies, spark=false, texts=none) %}
+{% macro refill_classify_typed_payment_lines(typed, markets, currencies, spark=false) %}
     {#
         The rule itself, shared by both engines' spellings of parsing (DuckDB's above,
         Spark's in refill_classify_payment_lines__spark.sql): from `typed`, a CTE of parsed
@@ -134,9 +132,7 @@
         (docs/spark.md, section 4): a JSON null or missing field is VOID or NULL (DuckDB:
         'NULL'), text is STRING (VARCHAR), regular expressions are raw literals with rlike,
         the UTC day comes from unix seconds (the session's zone never decides a day),
-        xxhash64 is DuckDB's 64-bit hash, a struct its row value. `texts` (DuckDB only): a
-        relation with file_name, line_number and line_text, from which the quarantined
-        lines' text is taken at the end instead of carried through (see the DuckDB spelling).
+        xxhash64 is DuckDB's 64-bit hash, a struct its row value.
     #}
     {%- set absent = "'VOID'" if spark else "'NULL'" -%}
     {%- set text = "'STRING'" if spark else "'VARCHAR'" -%}
@@ -144,7 +140,7 @@
     {%- set row = 'struct' if spark else '' %}
     validated as (
         select
-            {{ typed }}.*{% if texts %} exclude (line_text){% endif %},
+            {{ typed }}.*,
             case
                 when not is_valid_utf8 then 'not valid UTF-8'
                 when not is_json then 'not valid JSON'
@@ -236,56 +232,7 @@
                 validated.malformed_reason is null
                 and validated.landed_date = valid_versions.landed_date
                 and validated.transaction_id = valid_versions.transaction_id
-    ),
-    {%- if texts %}
-
-    quarantined_lines as (
-        -- the lines whose text is kept: malformed, or a conflicting version
-        select
-            file_name,
-            line_number
-        from validated
-        where malformed_reason is not null
-        union all
-        select
-            file_name,
-            line_number
-        from validated
-        where
-            malformed_reason is null
-            and (landed_date, transaction_id) in (
-                select (landed_date, transaction_id) from valid_versions where is_conflicting
-            )
-    ),
-
-    quarantined_texts as (
-        select
-            texts.file_name,
-            texts.line_number,
-            texts.line_text
-        from {{ texts }} as texts
-        semi join quarantined_lines
-            on
-                texts.file_name = quarantined_lines.file_name
-                and texts.line_number = quarantined_lines.line_number
-    ),
-
-    classified_lines as (
-        select
-            classified.*,
-            quarantined_texts.line_text
-        from classified
-        left join quarantined_texts
-            on
-                classified.file_name = quarantined_texts.file_name
-                and classified.line_number = quarantined_texts.line_number
     )
-    {%- else %}
-
-    classified_lines as (
-        select * from classified
-    )
-    {%- endif %}
 
     select
         -- partition
@@ -318,10 +265,10 @@
 
         -- the line as landed, for the lines someone will read
         case when line_status = 'quarantined' then line_text end as line_text
-    from classified_lines
+    from classified
 {% endmacro %}
 
-{% macro spark__refill_classify_payment_lines(raw_lines, markets, currencies, texts=none) %}
+{% macro spark__refill_classify_payment_lines(raw_lines, markets, currencies) %}
     {#
         The classification of landed payment lines in Spark SQL: Spark's parsing and typing
         of each line, then the one rule both engines share (refill_classify_typed_payment_lines,
@@ -333,7 +280,6 @@
         NULL when missing), xxhash64 for DuckDB's 64-bit hash, regular expressions as raw
         literals, and the UTC day from unix seconds, so the session's time zone never
         decides a day (an event_ts without a zone is UTC: a Z is appended before the cast).
-        `texts` is DuckDB's memory saving and is not used here: the text is carried.
     #}
     with parsed as (
         select

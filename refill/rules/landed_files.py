@@ -8,6 +8,13 @@ device blocks or reads what is not a file; a second hard link is the same bytes 
 name, perhaps outside the landing. So each file is judged by `lstat` (never following a
 link), opened with O_NOFOLLOW, and checked, on the open descriptor, to be the file judged.
 The day's folder and its dataset's must be folders, not links.
+
+The engine reads a part file through a descriptor refill opened and checked, never through
+its path: `hold_for_reading` opens the very file the readiness verdict of this process
+judged (same inode, size and times) and gives the engine `/proc/self/fd/<n>`, which names
+that open file whatever the path names by then (a link, a FIFO, another file swapped in).
+`release_held` closes them after the build and refuses a file changed in place while held
+(grown, truncated or rewritten: its size or times moved), before anything is published.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 from pathlib import Path
 
 MANIFEST_NAME = "_SUCCESS"
@@ -92,8 +100,8 @@ def folder_problem(folder: Path) -> str | None:
 def open_landed_file(path: Path, judged: tuple):
     """The landed file judged by lstat (`judged`: its _identity), opened for reading without
     following a symbolic link and checked to be that very file, still regular with one
-    link: a file swapped after its check is refused, never read. O_NONBLOCK: a FIFO
-    swapped in is refused, not waited on."""
+    link: a file swapped after its check is refused, never read, and one written to while
+    it is read is refused after. O_NONBLOCK: a FIFO swapped in is refused, not waited on."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
@@ -109,6 +117,10 @@ def open_landed_file(path: Path, judged: tuple):
         if problem:
             raise LandedFileProblem(problem)
         yield stream
+        # written to while it was read (same inode, other size or times): the bytes read
+        # are not one version of the file
+        if _identity(os.fstat(descriptor)) != judged:
+            raise LandedFileProblem(f"{_label(path)} changed while it was checked")
 
 
 def _identity(facts: os.stat_result) -> tuple:
@@ -129,3 +141,85 @@ def read_landed_file(path: Path) -> bytes:
     """The whole file (the manifest), judged first and opened as open_landed_file does."""
     with open_landed_file(path, judged_identity(path)) as stream:
         return stream.read()
+
+
+# -- the descriptors the engine reads through --------------------------------------------
+# Process state, because the engine (DuckDB, in dbt's process) reads in the same process as
+# the readiness verdict: what each part file's last verdict judged, and the descriptors
+# held for the engine until the build's end. A lock: dbt runs nodes on threads.
+_JUDGED: dict[str, tuple[tuple, object]] = {}
+_HELD: dict[str, tuple[int, tuple]] = {}
+_LOCK = threading.Lock()
+
+
+def record_judged(path: Path, identity: tuple, learned: object) -> None:
+    """Remember that this process's readiness verdict read the part file at `path` as the
+    file of `identity` (its bytes hashed and counted through a descriptor on it), and what
+    it `learned` of those bytes (the readiness rule's summary), for the reader."""
+    with _LOCK:
+        _JUDGED[os.fspath(path)] = (identity, learned)
+
+
+def hold_for_reading(path: Path) -> tuple[str, object]:
+    """A path the engine opens to read the part file that this process's readiness verdict
+    judged, and what that verdict learned of it (record_judged). The file is opened without
+    following a link and without blocking (a FIFO is refused, never waited on), then checked,
+    on the descriptor, to be a regular file with one link and the very file the verdict
+    read. The descriptor stays open until release_held: `/proc/self/fd/<n>` names that open
+    file, so a swap of the path afterwards changes nothing the engine reads. Raises
+    LandedFileProblem."""
+    key = os.fspath(path)
+    with _LOCK:
+        if key not in _JUDGED:
+            raise LandedFileProblem(f"{_label(path)} has no readiness verdict in this build")
+        judged, learned = _JUDGED[key]
+        held = _HELD.get(key)
+        if held is not None and held[1] == judged and _identity(os.fstat(held[0])) == judged:
+            return _engine_path(held[0]), learned
+        if held is not None:
+            os.close(_HELD.pop(key)[0])
+        descriptor = _open_checked(path, judged, "changed after its readiness verdict")
+        _HELD[key] = (descriptor, judged)
+        return _engine_path(descriptor), learned
+
+
+def release_held() -> list[str]:
+    """Close every descriptor held for the engine; the one-line problems of the files that
+    changed in place while held (same inode, another size or time: grown, cut or rewritten
+    after their verdict), which the build must refuse before it publishes."""
+    with _LOCK:
+        held = dict(_HELD)
+        _HELD.clear()
+    problems = []
+    for key, (descriptor, judged) in sorted(held.items()):
+        try:
+            if _identity(os.fstat(descriptor)) != judged:
+                problems.append(f"{_label(Path(key))} changed while it was read")
+        finally:
+            os.close(descriptor)
+    return problems
+
+
+def _open_checked(path: Path, judged: tuple, changed: str) -> int:
+    """A descriptor on the file at `path`, opened as open_landed_file opens it, checked to be
+    the file of identity `judged` (else LandedFileProblem, saying `changed`)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise LandedFileProblem(lstat_problem(path) or unreadable(path, error)) from None
+    facts = os.fstat(descriptor)
+    problem = landed_file_problem(path.name, facts.st_mode, facts.st_nlink)
+    if problem is None and _identity(facts) != judged:
+        problem = f"{_label(path)} {changed}"
+    if problem:
+        os.close(descriptor)
+        raise LandedFileProblem(problem)
+    return descriptor
+
+
+def _engine_path(descriptor: int) -> str:
+    """The path by which another reader in this process opens the file the descriptor is
+    open on (Linux's /proc; /dev/fd elsewhere)."""
+    folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    return f"{folder}/{descriptor}"

@@ -45,10 +45,12 @@ from refill.rules.landed_files import (
     MANIFEST_NAME,
     LandedFileProblem,
     folder_problem,
+    hold_for_reading,
     judged_identity,
     lstat_problem,
     open_landed_file,
     read_landed_file,
+    record_judged,
     unreadable,
 )
 
@@ -269,12 +271,16 @@ class PartSummary:
 def part_summary(path: Path) -> PartSummary:
     """The part file's summary, read once per identity (path, inode, size, mtime, ctime).
     Raises LandedFileProblem when the file is not a regular file with one link, or is not
-    the file judged when it is opened."""
+    the file judged when it is opened. Recorded as this process's verdict on the file: the
+    line reader reads exactly that file (hold_part)."""
     judged = judged_identity(path)
     _inode, _size, mtime_ns, ctime_ns = judged
     if time.time_ns() - max(mtime_ns, ctime_ns) < SETTLED_NS:
-        return _summarize(path, judged)
-    return _settled_part_summary(os.fspath(path), judged)
+        summary = _summarize(path, judged)
+    else:
+        summary = _settled_part_summary(os.fspath(path), judged)
+    record_judged(path, judged, summary)
+    return summary
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -341,13 +347,15 @@ def _decodes(utf8, block: bytes, final: bool = False) -> bool:
     return True
 
 
-def part_line_ending(landing_root: Path, relative_part: str) -> str | None:
-    """How a part file (relative to the landing root) ends its lines if the engine's line
-    reader can stream it ("\n" or "\r\n"), else None (PartSummary.line_ending). Asked
-    by the line reader just before it reads: a path that is not a part file's, a part file
-    under a folder that is not the landing's own, or one that is no longer a regular file
-    with one link raises LandedFileProblem (one line naming it), so the engine never opens
-    what readiness would refuse. No file at all is not streamed: the exact reader fails on it."""
+def hold_part(landing_root: Path, relative_part: str) -> tuple[str, str | None]:
+    """Where the engine reads a part file (relative to the landing root) from, and how it
+    ends its lines if the engine's line reader can stream it ("\n" or "\r\n", else None:
+    PartSummary.line_ending). The path is a descriptor's (landed_files.hold_for_reading) on
+    the very file this process's readiness verdict read, so the bytes the engine parses are
+    the bytes the verdict hashed. A path that is not a part file's, a part file under a
+    folder that is not the landing's own, one without a verdict in this process, or one no
+    longer the regular file it judged raises LandedFileProblem (one line naming it), and
+    the engine opens nothing."""
     dataset, folder, name = ([*PurePosixPath(relative_part).parts, "", "", ""])[:3]
     if (
         PurePosixPath(relative_part).parts != (dataset, folder, name)
@@ -358,12 +366,10 @@ def part_line_ending(landing_root: Path, relative_part: str) -> str | None:
         raise LandedFileProblem(f"{_shown(relative_part)} is not a part file of the landing")
     path = landing_root / dataset / folder / name
     problem = folder_problem(path.parent)
-    if problem and problem != "no landing folder":
-        raise LandedFileProblem(problem)
-    try:
-        return part_summary(path).line_ending
-    except FileNotFoundError:
-        return None
+    if problem:
+        raise LandedFileProblem(f"part file {name}: {problem}")
+    engine_path, summary = hold_for_reading(path)
+    return engine_path, summary.line_ending
 
 
 def source_fingerprint(manifest_bytes: bytes, part_digests: list[bytes]) -> str:

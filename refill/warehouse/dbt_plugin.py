@@ -22,7 +22,7 @@ from duckdb import DuckDBPyConnection
 from refill import settings
 from refill.code_version import content_sha256, git_commit
 from refill.errors import RefillError
-from refill.rules import readiness, reference
+from refill.rules import landed_files, readiness, reference
 from refill.warehouse import preview_store
 
 
@@ -47,17 +47,35 @@ def refill_landed_days(dataset: str) -> str:
     return json.dumps([d.isoformat() for d in days])
 
 
-def refill_part_line_endings(part_files: list[str]) -> list[str | None]:
-    """For each part file (relative to the landing root), the line ending the line reader
-    streams it by ("\n" or "\r\n"), or null: read whole by the exact rule
-    (refill_read_landed_lines). Asked just before the read, so a part file that stopped
-    being a regular file of the landing since its readiness check (swapped for a symbolic
-    link, say) stops the build, naming it."""
+def refill_hold_part_files(part_files: list[str]) -> list[dict]:
+    """For each part file (relative to the landing root): the path the engine reads it from,
+    a descriptor on the very file this process's readiness verdict read (so a swap of the
+    landing's path afterwards, for a link, a FIFO or another file, changes nothing read), and
+    the line ending the line reader streams it by ("\n" or "\r\n"), or null: read whole
+    by the exact rule (refill_read_landed_lines). A part file that stopped being the file its
+    verdict judged stops the build, naming it. refill_release_part_files ends the hold."""
     root = settings.landing_root()
+    held = []
     try:
-        return [readiness.part_line_ending(root, part) for part in part_files]
+        for part in part_files:
+            engine_path, line_ending = readiness.hold_part(root, part)
+            held.append({"part": part, "path": engine_path, "line_ending": line_ending})
     except readiness.LandedFileProblem as refused:
+        landed_files.release_held()
         raise ValueError(f"refill readiness: {refused}; nothing written") from None
+    return held
+
+
+def refill_release_part_files() -> str:
+    """'' once every descriptor refill_hold_part_files opened is closed; refused (one line,
+    naming them) when a file held was written to while the engine read it: the build then
+    publishes nothing (on-run-end, before the publish)."""
+    problems = landed_files.release_held()
+    if problems:
+        raise ValueError(
+            f"refill readiness: {'; '.join(problems)}; nothing published. Build the window again"
+        )
+    return ""
 
 
 def refill_git_commit() -> str:
@@ -105,7 +123,12 @@ _FUNCTIONS = {
         "VARCHAR",
     ),
     "refill_preview_refusal": (refill_preview_refusal, ["VARCHAR", "DATE", "DATE"], "VARCHAR"),
-    "refill_part_line_endings": (refill_part_line_endings, ["VARCHAR[]"], "VARCHAR[]"),
+    "refill_hold_part_files": (
+        refill_hold_part_files,
+        ["VARCHAR[]"],
+        "STRUCT(part VARCHAR, path VARCHAR, line_ending VARCHAR)[]",
+    ),
+    "refill_release_part_files": (refill_release_part_files, [], "VARCHAR"),
 }
 
 

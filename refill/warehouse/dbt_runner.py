@@ -41,6 +41,18 @@ def export_paths() -> None:
     os.environ["REFILL_WAREHOUSE"] = warehouse.as_posix()
 
 
+def forget_compiled_ctes(manifest) -> None:
+    """Undo what an earlier invocation's compile left on the shared manifest's nodes: dbt
+    injects an ephemeral model's CTE into a node once and marks it so (extra_ctes_injected),
+    expecting a manifest per process, so a second invocation on the same manifest would
+    compile the node without the CTE it reads (the raw lines model is ephemeral:
+    refill_read_landed_lines)."""
+    for node in manifest.nodes.values():
+        if getattr(node, "extra_ctes_injected", False):
+            node.extra_ctes_injected = False
+            node.extra_ctes = []
+
+
 class DbtProject:
     """The refill dbt project, parsed once and invoked in-process."""
 
@@ -82,6 +94,7 @@ class DbtProject:
         from dbt.cli.main import dbtRunner
 
         export_paths()
+        forget_compiled_ctes(self.manifest)
         try:
             return dbtRunner(manifest=self.manifest, callbacks=callbacks or []).invoke(
                 [*command[:1], *self._log_flags(), *command[1:], *self._common_args()]

@@ -49,7 +49,7 @@ PART_FILES = {
 }
 
 
-def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project):
+def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project, monkeypatch):
     # GIVEN a day whose part files hold every shape of line, plain text or not
     records = sum(readiness.count_lines(content) for content, _ in PART_FILES.values())
     write_landed_day(
@@ -64,26 +64,43 @@ def test_plain_and_exact_readers_give_the_rule_s_lines(workspace, dbt_project):
         name: readiness.part_summary(folder / name).line_ending is not None for name in PART_FILES
     }
     assert streamed == {name: is_streamed for name, (_, is_streamed) in PART_FILES.items()}
+    held = spy_on_held_parts(monkeypatch)
 
     # WHEN the day is built
     outcome = dbt_project.build(window_vars(DAY, DAY))
 
-    # THEN the streamed files were read by read_csv (one each) and the others read whole
+    # THEN the engine read every file through a held descriptor, streaming the plain ones
     assert outcome.success, outcome.message
-    (view_sql,) = query(
-        workspace.warehouse,
-        "select sql from duckdb_views() where view_name = 'stg_payments__raw_lines'",
-    )[0]
-    assert view_sql.count("read_csv(") == sum(streamed.values())
-    assert "read_blob(" in view_sql
-    # AND the staged lines are exactly what the row rule gives for every file
+    assert sorted(held) == sorted(f"{DATASET}/dt={DAY}/{name}" for name in PART_FILES)
+    assert {part.rsplit("/", 1)[1]: ending is not None for part, ending in held.items()} == streamed
+    # AND the staged lines are exactly what the row rule gives for every file: each line's
+    # place, and the text of every line kept (the quarantined ones)
     staged = query(
         workspace.warehouse,
-        "select file_name, landed_date, line_number, line_text, is_valid_utf8 "
-        "from staging.stg_payments__raw_lines order by file_name, line_number",
+        "select file_name, landed_date, line_number, line_status, line_text "
+        "from staging.stg_payments__lines order by file_name, line_number",
     )
-    assert staged == rule_lines(workspace.landing)
+    rule = rule_lines(workspace.landing)
+    assert [row[:3] for row in staged] == [row[:3] for row in rule]
+    kept = {row[:3]: row[4] for row in staged if row[3] == "quarantined"}
+    assert kept == {row[:3]: row[3] for row in rule if row[:3] in kept}
+    assert len(kept) > len(PART_FILES)  # most of these lines are not payments
     assert len(staged) == records
+
+
+def spy_on_held_parts(monkeypatch) -> dict:
+    """part file -> the line ending the line reader streamed it by (None: read whole), as
+    the readiness rule handed each one to the engine."""
+    held = {}
+    hold = readiness.hold_part
+
+    def recorded(landing_root, relative_part):
+        engine_path, ending = hold(landing_root, relative_part)
+        held[relative_part] = ending
+        return engine_path, ending
+
+    monkeypatch.setattr(readiness, "hold_part", recorded)
+    return held
 
 
 def rule_lines(landing) -> list[tuple]:

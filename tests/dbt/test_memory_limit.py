@@ -5,6 +5,9 @@ or else the profile's plugin setting, validated in one place (refill.settings)."
 
 from __future__ import annotations
 
+import json
+from datetime import date, timedelta
+
 import duckdb
 import pytest
 from hypothesis import given
@@ -12,7 +15,12 @@ from hypothesis import strategies as st
 
 from refill import settings
 from refill.errors import RefillError
+from refill.rules import readiness
+from refill.rules.planning import DateRange, plan_chunks
+from refill.rules.window import window_vars
+from refill.sample_data import DATASET, DaySpec, write_day
 from refill.warehouse.dbt_plugin import Plugin, limit_memory
+from tests.helpers import expected_day, query
 
 GIB = 2**30
 
@@ -110,3 +118,76 @@ def test_any_share_is_that_share_of_the_machine_in_whole_mib(share):
     expected = max(round(10 * GIB * float(share) / 100), settings.MIN_DUCKDB_MEMORY_BYTES)
     assert limit == f"{expected // 2**20}MiB"
     assert duckdb_reads(limit)  # DuckDB takes it
+
+
+# -- a chunk at the default size, at the default budget ---------------------------------------
+
+REFERENCE_MACHINE_BYTES = 24 * GIB  # the machine docs/performance.md measures on
+STANDARD_PAYMENTS_A_DAY = 10_000  # the benchmark's standard landing (bench/landing.py)
+
+
+def test_a_default_chunk_of_the_standard_landing_publishes_within_the_default_budget(
+    workspace, dbt_project, monkeypatch
+):
+    # GIVEN the benchmark's standard landing (10,000 payments a day: replays, conflicts, 1%
+    # malformed lines in every part file) over enough days for a whole default chunk, and
+    # DuckDB's default budget of the reference machine (2% of 24 GiB)
+    monkeypatch.delenv(settings.DUCKDB_MEMORY_LIMIT_ENV, raising=False)
+    monkeypatch.setattr(settings, "machine_memory_bytes", lambda: REFERENCE_MACHINE_BYTES)
+    days = DateRange(date(2026, 1, 1), date(2026, 2, 17)).days
+    land_standard_days(workspace.landing, days)
+    lines = {
+        day: readiness.day_readiness(workspace.landing, DATASET, day).manifest_records
+        for day in days
+    }
+    chunk = plan_chunks(
+        lines, settings.CHUNK_DAYS, "oldest-first", lines=lines, chunk_lines=settings.CHUNK_LINES
+    )[0]
+    chunk_lines = sum(lines[day] for day in chunk.days)
+    assert settings.CHUNK_LINES * 0.9 <= chunk_lines <= settings.CHUNK_LINES
+
+    # WHEN a plain `dbt build` builds that chunk's window
+    outcome = dbt_project.build(window_vars(chunk.start, chunk.end))
+
+    # THEN it publishes, and every landed line is counted as published, duplicate or
+    # quarantined (the memory budget spills; it does not fail the chunk)
+    assert outcome.success, outcome.message
+    assert query(
+        workspace.warehouse,
+        "select count(*) from staging.stg_payments__lines",
+    ) == [(chunk_lines,)]
+    truth = [expected_day(workspace.landing, day) for day in (chunk.start, chunk.end)]
+    for day, expected in zip((chunk.start, chunk.end), truth, strict=True):
+        assert query(
+            workspace.warehouse,
+            "select count(*), sum(amount) from main.fct_payments where event_date = ?",
+            [day],
+        ) == [(expected.published, expected.amount)]
+        assert query(
+            workspace.warehouse,
+            "select count(*) from main.payments_quarantine where landed_date = ?",
+            [day],
+        ) == [(expected.quarantined,)]
+
+
+def land_standard_days(landing, days: list[date]) -> None:
+    """The benchmark's standard day (sample_data's generator at 10,000 payments), written once
+    and landed again on every other day with its dates moved: the same density of replays,
+    conflicts and malformed lines in seconds, where the generator takes a second a day."""
+    first = days[0]
+    write_day(landing, first, DaySpec(payments=STANDARD_PAYMENTS_A_DAY))
+    template = readiness.day_folder(landing, DATASET, first)
+    parts = sorted(template.glob(readiness.PART_GLOB))
+    manifest = json.loads((template / readiness.MANIFEST_NAME).read_text())
+    for day in days[1:]:
+        folder = readiness.day_folder(landing, DATASET, day)
+        folder.mkdir(parents=True)
+        for part in parts:
+            content = part.read_bytes().replace(
+                first.isoformat().encode(), day.isoformat().encode()
+            )
+            compact = (first.strftime("%Y%m%d").encode(), day.strftime("%Y%m%d").encode())
+            (folder / part.name).write_bytes(content.replace(*compact))
+        exported_at = f"{day + timedelta(days=1)}T02:13:00Z"
+        moved = {**manifest, "dt": day.isoformat(), "exported_at": exported_at}
+        (folder / readiness.MANIFEST_NAME).write_text(json.dumps(moved))

@@ -4,11 +4,12 @@ too."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from refill.rules import readiness
+from refill.rules import landed_files, readiness
 
 
 @pytest.fixture
@@ -56,27 +57,81 @@ def test_streamed_text_and_its_line_ending_are_told_a_block_at_a_time(
 
 
 def test_a_path_that_is_not_a_part_file_of_the_landing_is_refused_before_the_read(tmp_path: Path):
-    # GIVEN a day folder with a part file, another file, and a link named like a part
+    # GIVEN a day folder with a part file, another file, and a link named like a part,
+    # each judged by the readiness rule
     day = tmp_path / "payments" / "dt=2025-04-02"
     day.mkdir(parents=True)
     (day / "part-0000.jsonl").write_bytes(b"ab\n")
     (day / "notes.txt").write_bytes(b"ab\n")
     (day / "part-0002.jsonl").symlink_to(day / "notes.txt")
     folder = "payments/dt=2025-04-02"
+    readiness.part_summary(day / "part-0000.jsonl")
 
-    # WHEN the line reader asks how each is streamed, just before it reads
-    # THEN a part file is told; no file is not streamed (the read then fails on it)
-    assert readiness.part_line_ending(tmp_path, f"{folder}/part-0000.jsonl") == "\n"
-    assert readiness.part_line_ending(tmp_path, f"{folder}/part-0001.jsonl") is None
-    # AND a path that is not a part file of the landing is refused, naming it
-    for path in (
-        f"{folder}/notes.txt",
-        f"{folder}/part-0002.jsonl",
-        "../x/dt=2025-04-02/part-0000.jsonl",
-        f"/{folder}/part-0000.jsonl",
-        f"{day}/part-0000.jsonl",
-        "part-0000.jsonl",
-        f"payments/x/{folder}/part-0000.jsonl",
-    ):
-        with pytest.raises(readiness.LandedFileProblem, match="part"):
-            readiness.part_line_ending(tmp_path, path)
+    # WHEN the line reader asks for each, just before it reads
+    # THEN a judged part file is handed over with how it is streamed
+    try:
+        engine_path, ending = readiness.hold_part(tmp_path, f"{folder}/part-0000.jsonl")
+        assert ending == "\n" and Path(engine_path).read_bytes() == b"ab\n"
+        # AND a path that is not a judged part file of the landing is refused, naming it
+        for path in (
+            f"{folder}/part-0001.jsonl",  # no file, so no verdict
+            f"{folder}/notes.txt",
+            f"{folder}/part-0002.jsonl",
+            "../x/dt=2025-04-02/part-0000.jsonl",
+            f"/{folder}/part-0000.jsonl",
+            f"{day}/part-0000.jsonl",
+            "part-0000.jsonl",
+            f"payments/x/{folder}/part-0000.jsonl",
+        ):
+            with pytest.raises(readiness.LandedFileProblem, match="part"):
+                readiness.hold_part(tmp_path, path)
+    finally:
+        landed_files.release_held()
+
+
+@pytest.mark.parametrize("swap", ["symbolic link", "FIFO", "another file"])
+def test_the_engine_reads_the_judged_file_whatever_its_path_names_after_the_hold(
+    tmp_path: Path, swap: str
+):
+    # GIVEN a judged part file, held for the engine
+    day = tmp_path / "payments" / "dt=2025-04-02"
+    day.mkdir(parents=True)
+    part = day / "part-0000.jsonl"
+    part.write_bytes(b"checked\n")
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"secret\n")
+    readiness.part_summary(part)
+    engine_path, _ = readiness.hold_part(tmp_path, "payments/dt=2025-04-02/part-0000.jsonl")
+
+    # WHEN the part's path is swapped for something else
+    staged = day / ".staged"
+    if swap == "symbolic link":
+        staged.symlink_to(secret)
+    elif swap == "FIFO":
+        os.mkfifo(staged)
+    else:
+        staged.write_bytes(b"secret\n")
+    os.replace(staged, part)
+
+    # THEN the engine's path still reads the checked bytes, without blocking
+    assert Path(engine_path).read_bytes() == b"checked\n"
+    # AND the release refuses the build: the held file was unlinked from the landing
+    assert landed_files.release_held() == ["part file part-0000.jsonl changed while it was read"]
+
+
+def test_a_part_file_changed_after_its_verdict_is_refused_before_the_engine_opens_it(
+    tmp_path: Path,
+):
+    # GIVEN a judged part file, then grown in place (the same inode)
+    day = tmp_path / "payments" / "dt=2025-04-02"
+    day.mkdir(parents=True)
+    part = day / "part-0000.jsonl"
+    part.write_bytes(b"checked\n")
+    readiness.part_summary(part)
+    with part.open("ab") as stream:
+        stream.write(b"grown\n")
+
+    # WHEN the line reader asks for it THEN it is refused, naming it
+    with pytest.raises(readiness.LandedFileProblem, match="part-0000.jsonl changed after its"):
+        readiness.hold_part(tmp_path, "payments/dt=2025-04-02/part-0000.jsonl")
+    assert landed_files.release_held() == []

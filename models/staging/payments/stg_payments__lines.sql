@@ -19,8 +19,7 @@ currencies as (
 ),
 
 final as (
-    {#- the quarantined lines' text read again from the raw lines, not carried through #}
-    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies', texts=ref('stg_payments__raw_lines')) }}
+    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
 )
 
 select * from final

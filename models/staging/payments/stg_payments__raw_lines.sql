@@ -1,9 +1,10 @@
 {#-
     Every landed line of the window's part files, as text, with its file and line
-    number, and whether its bytes were valid UTF-8. A view: read once, by
-    stg_payments__lines, in the same run.
+    number, and whether its bytes were valid UTF-8. Ephemeral: the lines are read in
+    stg_payments__lines's own statement, once, through the descriptors the readiness
+    check opened (refill_read_landed_lines), so nothing persists a path to them.
 -#}
-{{ config(materialized='view') }}
+{{ config(materialized='ephemeral') }}
 {#- The files are read by refill_read_landed_lines, only the window's ready days; this
     line makes the landing the model's parent in dbt's lineage. #}
 -- depends_on: {{ source('payments', 'part_files') }}
