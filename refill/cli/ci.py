@@ -161,7 +161,8 @@ def change_identity(project: Path) -> str:
     project differs from it, untracked ones included (dbt builds a new model file that git
     does not track yet; code_version's `+dirty` looks at tracked files only)."""
     head = _git(project, "rev-parse", "--short=12", "HEAD")
-    changed = _git(project, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+    mine = f":(exclude){WORK_FOLDER.as_posix()}"  # this run's own lock and builds
+    changed = _git(project, "status", "--porcelain", "--untracked-files=normal", "--", ".", mine)
     return f"{head} {UNCOMMITTED}" if changed else head
 
 

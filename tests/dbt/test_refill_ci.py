@@ -430,6 +430,7 @@ def test_one_run_per_checkout_and_a_killed_run_leaves_nothing_the_next_one_trips
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    dbt = None
     try:
         dbt = _dbt_child(first)
         _wait_for(held, first)
@@ -443,19 +444,21 @@ def test_one_run_per_checkout_and_a_killed_run_leaves_nothing_the_next_one_trips
         # WHEN the first is killed with SIGKILL while its dbt build runs
         first.kill()
         first.wait()
+        assert _running(dbt)  # SIGKILL took only refill ci: its build goes on ...
+        assert len(_worktrees(clone)) == 2  # ... and its base worktree is still registered
+        # THEN the next run ends the build the killed one left, removes its worktree, runs
+        report = tmp_path / "report.md"
+        done = refill_ci(clone, "--base", "armed", "--report", str(report))
+        assert done.returncode == 0, done.stderr
+        assert f"stopped the dbt build a killed run left running (pid {dbt.pid})" in done.stderr
+        assert "no published number changes" in report.read_text()
+        assert not _running(dbt)
+        assert len(_worktrees(clone)) == 1
     finally:
-        if first.poll() is None:
-            first.kill()
-    assert _running(dbt)  # SIGKILL took only refill ci: its build goes on ...
-    assert len(_worktrees(clone)) == 2  # ... and its base worktree is still registered
-    # THEN the next run ends the build the killed one left, removes its worktree, and runs
-    report = tmp_path / "report.md"
-    done = refill_ci(clone, "--base", "armed", "--report", str(report))
-    assert done.returncode == 0, done.stderr
-    assert f"stopped the dbt build a killed run left running (pid {dbt.pid})" in done.stderr
-    assert "no published number changes" in report.read_text()
-    assert not _running(dbt)
-    assert len(_worktrees(clone)) == 1
+        # whatever failed, no build is left holding its query (it would never end)
+        for process in (first, dbt):
+            with contextlib.suppress(psutil.Error, OSError, AttributeError):
+                process.kill()  # psutil's kill checks first that the pid is still that build
 
 
 def _wait_for(marker: Path, process: subprocess.Popen, timeout: float = 300.0) -> None:
