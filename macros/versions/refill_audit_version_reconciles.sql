@@ -7,20 +7,23 @@
 
         Every day of the window must also be published upstream, or built upstream in this
         invocation: a version built alone (`--select fct_daily_revenue_v2`) over days its
-        facts do not hold would otherwise publish nothing and say nothing.
+        facts do not hold would otherwise publish nothing and say nothing. (A window no one
+        named, every landed day, leaves out the days not ready: built upstream in this
+        invocation, those are the upstream's own to leave out.)
     --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set window = refill_window() -%}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set upstream = ref(upstream_model) -%}
 
+    {%- set left_out_upstream = window.get('ready_days_only') and refill_chunk_relation(upstream) != upstream -%}
     {%- set unpublished = run_query(
         "select days.day::date as day"
         ~ " from generate_series(date '" ~ window.start_date ~ "', date '" ~ window.end_date
         ~ "', interval 1 day) as days (day)"
         ~ " where days.day::date not in (select partition_date from " ~ refill_chunk_ledger(upstream) ~ ")"
         ~ " order by 1") -%}
-    {%- if unpublished.rows | length > 0 -%}
+    {%- if unpublished.rows | length > 0 and not left_out_upstream -%}
         {%- set days = unpublished.columns[0].values() -%}
         {{ exceptions.raise_compiler_error(
             "refill audit: " ~ this.identifier ~ " reads " ~ upstream.identifier

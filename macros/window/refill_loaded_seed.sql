@@ -2,9 +2,12 @@
     {#-- A seed as a node reads it: refused with one line, before anything is written, when
          the warehouse has not loaded it and this command does not (a slim-CI
          `state:modified+` on an empty CI warehouse), instead of an engine error mid-run. --#}
-    {#-- DuckDB only: a Spark process registers the seeds' tables at on-run-start, after dbt
-         filled its relation cache, so a missing seed there stays the engine's error. --#}
-    {%- if not execute or relation is string or target.type != 'duckdb' -%}{{ return(relation) }}{%- endif -%}
+    {#-- Rendering SQL (compile) reads no seed. DuckDB only: a Spark process registers the
+         seeds' tables at on-run-start, after dbt filled its relation cache, so a missing
+         seed there stays the engine's error. --#}
+    {%- if not execute or relation is string or target.type != 'duckdb' or refill_command_renders_only() -%}
+        {{ return(relation) }}
+    {%- endif -%}
     {%- for node in (graph.get('nodes') or {}).values() -%}
         {%- if node.resource_type == 'seed'
             and (node.schema | lower) == (relation.schema | lower)

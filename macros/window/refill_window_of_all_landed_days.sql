@@ -2,7 +2,7 @@
     {%- if not execute -%}
         {#-- Parsing only: no dates are needed to build the graph. --#}
         {%- set dummy_day = modules.datetime.date(1970, 1, 1) -%}
-        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1}) }}
+        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1, 'ready_days_only': true}) }}
     {%- endif -%}
 
     {%- set writes = refill_command_writes() -%}
@@ -15,7 +15,7 @@
     {%- set landed = refill_landed_days('payments') -%}
     {%- if landed | length == 0 and not writes -%}
         {%- set dummy_day = modules.datetime.date(1970, 1, 1) -%}
-        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1}) }}
+        {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1, 'ready_days_only': true}) }}
     {%- endif -%}
     {%- if landed | length == 0 -%}
         {{ exceptions.raise_compiler_error(
@@ -24,5 +24,7 @@
     {%- endif -%}
     {%- set start_date = modules.datetime.date.fromisoformat(landed[0]) -%}
     {%- set end_date = modules.datetime.date.fromisoformat(landed[-1]) -%}
-    {{ return({'start_date': start_date, 'end_date': end_date, 'days': (end_date - start_date).days + 1}) }}
+    {#-- Named by no one: the run reads the ready days among them (refill_require_landing_ready). --#}
+    {{ return({'start_date': start_date, 'end_date': end_date, 'days': (end_date - start_date).days + 1,
+        'ready_days_only': true}) }}
 {% endmacro %}

@@ -24,6 +24,7 @@ from tests.helpers import (
     expected_day,
     patched_project,
     published_by_day,
+    query,
     relation_exists,
     shown_rows,
     snapshot,
@@ -323,3 +324,142 @@ def test_a_model_that_reads_a_work_table_it_names_on_a_depends_on_line_is_refuse
         ok=True,
     )
     assert shown_rows(shown.stdout) == [{"landed_date": str(day(1))}]
+
+
+def _withdraw_manifest(checkout: Checkout, n: int) -> bytes:
+    """Day n's _SUCCESS removed, as while its export is still running; returns its bytes."""
+    manifest = day_folder(checkout.landing, DATASET, day(n)) / "_SUCCESS"
+    saved = manifest.read_bytes()
+    manifest.unlink()
+    return saved
+
+
+def _published_days(warehouse: Path) -> dict[str, list[date]]:
+    rows = query(
+        warehouse,
+        "select model_name, partition_date from ops.partition_ledger"
+        " where status = 'published' order by 1, 2",
+    )
+    days: dict[str, list[date]] = {}
+    for model_name, partition_date in rows:
+        days.setdefault(model_name, []).append(partition_date)
+    return days
+
+
+def test_compile_and_docs_generate_need_no_ready_day_nor_a_loaded_warehouse(checkout):
+    # GIVEN a landing whose day 2 is still exporting, and an empty warehouse (a CI runner
+    # making slim-CI artifacts with `dbt compile --target prod`)
+    write_days(checkout.landing, JAN, 3)
+    _withdraw_manifest(checkout, 2)
+
+    # WHEN a user compiles the project and generates its docs
+    compiled = checkout.dbt("compile")
+    documented = checkout.dbt("docs", "generate")
+
+    # THEN both render every model, reading no landed day and no seed
+    assert compiled.returncode == 0, compiled.stdout[-3000:]
+    assert documented.returncode == 0, documented.stdout[-3000:]
+    rendered = (
+        checkout.target / "compiled/refill/models/staging/payments/stg_payments__manifests.sql"
+    )
+    assert "refill_window_readiness(" in rendered.read_text()
+    assert (checkout.target / "catalog.json").exists()
+    assert not relation_exists(checkout.warehouse, "reference", "fx_rates_daily")
+
+
+def test_a_full_refresh_with_a_day_not_ready_publishes_the_ready_days_and_names_the_other(checkout):
+    # GIVEN four landed days, day 3 still exporting, on an empty warehouse
+    write_days(checkout.landing, JAN, 4)
+    saved = _withdraw_manifest(checkout, 3)
+
+    # WHEN a user rebuilds everything with a full refresh
+    refreshed = checkout.dbt("build", "--full-refresh")
+
+    # THEN the ready days are published, day 3 is named and left unpublished
+    assert refreshed.returncode == 0, refreshed.stdout[-3000:]
+    named = f"left out of this run (every landed day, no window given), unpublished: {day(3)}"
+    assert named in refreshed.stdout
+    expected = expected_published(checkout.landing, 1, 4)
+    del expected[day(3)]
+    assert published_by_day(checkout.warehouse) == expected
+    marts = ("fct_daily_revenue_v1", "fct_daily_revenue_v2", "fct_payments", "payments_quarantine")
+    assert _published_days(checkout.warehouse) == {mart: [day(1), day(2), day(4)] for mart in marts}
+
+    # AND once day 3 has landed and is published, a full refresh while it is exporting again
+    # would drop it: refused naming it, before anything is written, unless allowed
+    (day_folder(checkout.landing, DATASET, day(3)) / "_SUCCESS").write_bytes(saved)
+    checkout.dbt("build", "--vars", window(3, 3), ok=True)
+    before = snapshot(checkout.warehouse)
+    _withdraw_manifest(checkout, 3)
+    refused = checkout.dbt("build", "--full-refresh")
+    assert refused.returncode != 0
+    assert (
+        f"--full-refresh would drop 1 published day(s) that are not ready now ({day(3)})"
+        in refused.stdout
+    )
+    assert snapshot(checkout.warehouse) == before
+
+
+def test_a_window_with_a_day_not_ready_is_refused_once_before_any_node_runs(checkout):
+    # GIVEN a window whose day 2 is still exporting, on an empty warehouse
+    write_days(checkout.landing, JAN, 3)
+    _withdraw_manifest(checkout, 2)
+    refusal = f"refill readiness: 1 day(s) of payments not ready, nothing written: {day(2)}"
+
+    for command in (("build",), ("test",)):
+        # WHEN a user builds or tests the window
+        done = checkout.dbt(*command, "--vars", window(1, 3))
+
+        # THEN one refusal names the day, and no node ran: no seed loaded, no table built
+        assert done.returncode != 0, command
+        assert done.stdout.count(refusal) == 1, (command, done.stdout[-3000:])
+        assert " START sql " not in done.stdout and " START seed " not in done.stdout, command
+        assert not relation_exists(checkout.warehouse, "reference", "fx_rates_daily"), command
+
+    # AND a full refresh given a window is refused before any node runs
+    refreshed = checkout.dbt("build", "--full-refresh", "--vars", window(1, 1))
+    assert refreshed.returncode != 0
+    assert "refill window: --full-refresh rebuilds every landed day" in refreshed.stdout
+    assert " START seed " not in refreshed.stdout
+    assert not relation_exists(checkout.warehouse, "reference", "fx_rates_daily")
+
+
+def _change_a_version(project: Path) -> None:
+    mart = project / "models" / "marts" / "revenue" / "fct_daily_revenue_v2.sql"
+    mart.write_text(mart.read_text() + "\n-- a pull request's change\n")
+
+
+def test_slim_ci_of_a_mart_built_from_another_mart_on_an_empty_warehouse(checkout, tmp_path):
+    # GIVEN production's artifacts and a change to fct_daily_revenue_v2, which reads fct_payments
+    write_days(checkout.landing, JAN, 2)
+    state = _production_state(checkout, tmp_path)
+    _change_a_version(checkout.project)
+    slim = ("build", "--state", str(state), "--vars", window(1, 2))
+
+    # WHEN the change alone is built on an empty CI warehouse, or deferred to production
+    alone = checkout.dbt(*slim, "--select", "state:modified+")
+    deferred = checkout.dbt(*slim, "--select", "state:modified+", "--defer")
+    # or with its parents, dbt adding a test of a model outside the selection
+    eager = checkout.dbt(*slim, "--select", "+state:modified+")
+
+    # THEN each is refused in one line saying what to do, before any node runs
+    assert alone.returncode != 0
+    assert (
+        "refill input: fct_daily_revenue_v2 reads fct_payments, which this warehouse has not "
+        "published and this command does not build" in alone.stdout
+    ), alone.stdout[-3000:]
+    assert deferred.returncode != 0
+    assert "refill input: --defer is not supported" in deferred.stdout, deferred.stdout[-3000:]
+    assert eager.returncode != 0
+    assert "payments_quarantine, which this warehouse does not hold" in eager.stdout, eager.stdout[
+        -3000:
+    ]
+    assert "--indirect-selection buildable" in eager.stdout
+    for refused in (alone, deferred, eager):
+        assert " START seed " not in refused.stdout
+    assert not relation_exists(checkout.warehouse, "reference", "fx_rates_daily")
+
+    # AND the documented slim CI builds the change with its parents and publishes the window
+    built = checkout.dbt(*slim, "--select", "+state:modified+", "--indirect-selection", "buildable")
+    assert built.returncode == 0, built.stdout[-3000:]
+    assert _published_days(checkout.warehouse)["fct_daily_revenue_v2"] == [day(1), day(2)]
