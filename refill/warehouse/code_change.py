@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -79,10 +78,11 @@ def compare(
     report: CodeChangeReport,
 ) -> CodeChangeReport:
     """Fill `report`: the relations compared, added and removed, the columns that came, went
-    or changed type, and every number and value of the window that differs between the two
-    builds (`models`: the partitioned models of the base's project and the change's,
-    refill.rules.code_change.compared_models)."""
-    window = (report.start, report.end)
+    or changed type, and every number and value that differs between the two builds
+    (`models`: the partitioned models of the base's project and the change's,
+    refill.rules.code_change.compared_models). Every day either table holds is compared, not
+    only the window's: both built only the window, so a row of another day is the change's
+    doing, and is said."""
     with both(base_warehouse, change_warehouse) as connection:
         for relation, model in models.items():
             base_columns = columns_of(connection, BASE, model)
@@ -104,8 +104,8 @@ def compare(
                 report.not_compared[relation] = plan.not_compared
                 continue
             report.add(
-                _numbers(connection, plan, window),
-                [v for column in plan.valued for v in _values(connection, plan, column, window)],
+                _numbers(connection, plan),
+                [v for column in plan.valued for v in _values(connection, plan, column)],
             )
     return report
 
@@ -114,7 +114,7 @@ def _relation(database: str, model: ComparedModel) -> str:
     return ".".join(diff.quoted(part) for part in (database, model.schema, model.relation))
 
 
-def _numbers(connection, plan: ColumnPlan, window: tuple[date, date]) -> list[Difference]:
+def _numbers(connection, plan: ColumnPlan) -> list[Difference]:
     model = plan.model
     rows = ROWS if ROWS not in plan.summed else f"{ROWS} (count)"
     measures = {rows: "count(*)"}
@@ -127,7 +127,6 @@ def _numbers(connection, plan: ColumnPlan, window: tuple[date, date]) -> list[Di
         model.partition_column,
         plan.key_column,
         measures,
-        window,
     )
     found = []
     for row in connection.execute(f"select * from ({sql}) order by 1, 2", parameters).fetchall():
@@ -139,9 +138,7 @@ def _numbers(connection, plan: ColumnPlan, window: tuple[date, date]) -> list[Di
     return found
 
 
-def _values(
-    connection, plan: ColumnPlan, column: str, window: tuple[date, date]
-) -> list[ValueDifference]:
+def _values(connection, plan: ColumnPlan, column: str) -> list[ValueDifference]:
     """One column's values per day and key, as multisets (each value as text, so a type
     change that keeps the values keeps the text only if it keeps their form)."""
     model = plan.model
@@ -152,7 +149,7 @@ def _values(
     def side(database: str) -> str:
         return (
             f"select {part} as day, {key} as key, {value} as value "
-            f"from {_relation(database, model)} where {part} between ? and ?"
+            f"from {_relation(database, model)}"
         )
 
     sql = f"""
@@ -176,7 +173,7 @@ def _values(
     group by 1, 2
     order by 1, 2
     """
-    rows = connection.execute(sql, [*window, *window]).fetchall()
+    rows = connection.execute(sql).fetchall()
     return [
         ValueDifference(day, model.relation, str(key), column, base, change, base_text, text)
         for day, key, base, change, base_text, text in rows
