@@ -166,19 +166,24 @@
         ),
 
         verified as (
+            {#-- Every file read is one a verdict hashed, with that hash, and every file a
+                 verdict hashed was read: Spark's file listing skips what is not a regular
+                 file (a FIFO swapped in is never opened, so never waited on), which would
+                 otherwise drop its lines unseen. --#}
             select
                 files.file_name,
                 files.content
             from files
-            left join verdicts
-                on files.file_name = verdicts.part_file and verdicts.is_ready
+            full outer join (select * from verdicts where is_ready and part_file is not null) as ready
+                on files.file_name = ready.part_file
             where
                 case
-                    when verdicts.part_sha256 = files.sha256 then true
+                    when ready.part_sha256 = files.sha256 then true
                     -- raise_error: a view may not call the session's error() function
                     else raise_error(
-                        'refill readiness: ' || files.file_name || ' changed after its readiness verdict '
-                        || 'in this build, nothing written; build the window again'
+                        'refill readiness: ' || coalesce(files.file_name, ready.part_file)
+                        || ' changed after its readiness verdict in this build, nothing written;'
+                        || ' build the window again'
                     )
                 end
         ),

@@ -31,21 +31,26 @@
     {%- set args = invocation_args_dict -%}
     {%- set given = args.get('select') or [] -%}
     {%- set given = [given] if given is string else given | list -%}
+    {#- the window as typed, as text: YAML reads an unquoted date as a date, which JSON has not -#}
     {%- set parameters = {
         'path': 'dbt',
         'invocation_id': invocation_id,
-        'start': var('start_date', none),
-        'end': var('end_date', none),
+        'start': none if var('start_date', none) is none else var('start_date') | string,
+        'end': none if var('end_date', none) is none else var('end_date') | string,
         'select': models if given else none,
         'select_given': given | join(' ') if given else none,
         'full_refresh': flags.FULL_REFRESH or false,
         'target': target.name,
     } -%}
     {%- set command = 'dbt ' ~ flags.WHICH -%}
+    {%- set typed_vars = {} -%}
+    {%- for name, value in (args.get('vars') or {}).items() if args.get('vars') is mapping -%}
+        {%- do typed_vars.update({name: value if value is none or value is string else value | string}) -%}
+    {%- endfor -%}
     {%- set command_line = command
         ~ (' --select ' ~ given | join(' ') if given else '')
         ~ (' --full-refresh' if flags.FULL_REFRESH else '')
-        ~ (" --vars '" ~ tojson(args.get('vars')) ~ "'" if args.get('vars') else '') -%}
+        ~ (" --vars '" ~ tojson(typed_vars, sort_keys=true) ~ "'" if typed_vars else '') -%}
     {%- if errors or skipped -%}
         {%- set outcome, days = 'failed', [] -%}
         {%- set message = command ~ ': nothing published; ' ~ (errors + (

@@ -4,6 +4,7 @@ refill/rules/failures.py). Read by refill.warehouse.dbt_runner for every build a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from refill.errors import FailedStep
@@ -42,6 +43,8 @@ def outcome_of(result) -> BuildOutcome:
     if result.success:
         return BuildOutcome(True, "ok", statuses)
     if first_error is None:
+        first_error = _skipped_for_an_ephemeral_error(result)
+    if first_error is None:
         return BuildOutcome(
             False,
             "dbt failed without a node error (see dbt's log)",
@@ -55,6 +58,26 @@ def outcome_of(result) -> BuildOutcome:
     step, failure_class, transient = classify_failure(raw, node.resource_type, node.name)
     message = f"{node.name}: {one_line(raw)}"
     return BuildOutcome(False, message, statuses, step, failure_class, transient)
+
+
+_EPHEMERAL_CAUSE = re.compile(r"caused by compilation error in referenced ephemeral model (\S+)")
+
+
+@dataclass
+class _NodeError:
+    node: object
+    message: str
+
+
+def _skipped_for_an_ephemeral_error(result) -> _NodeError | None:
+    """The node skipped because an ephemeral model it reads failed to compile, with that
+    model's own error (DbtProject.invoke keeps it: node_errors), or None."""
+    errors = getattr(result, "node_errors", {}) or {}
+    for node_result in getattr(result.result, "results", []) or []:
+        cause = _EPHEMERAL_CAUSE.search(str(node_result.message or ""))
+        if str(node_result.status) == "skipped" and cause and errors.get(cause.group(1)):
+            return _NodeError(node_result.node, errors[cause.group(1)])
+    return None
 
 
 def one_line(error) -> str:

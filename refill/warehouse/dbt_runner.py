@@ -41,6 +41,20 @@ def export_paths() -> None:
     os.environ["REFILL_WAREHOUSE"] = warehouse.as_posix()
 
 
+def node_errors_into(errors: dict[str, str]):
+    """A dbt callback keeping each node's error message by unique id: an ephemeral model's
+    error (the raw lines model's refusal) is in no result, only in this event, and its
+    reader's result says just that it was skipped because of it."""
+
+    def keep(event) -> None:
+        if event.info.name == "RunResultError":
+            node = getattr(getattr(event.data, "node_info", None), "unique_id", "")
+            if node and node not in errors:
+                errors[node] = str(event.info.msg)
+
+    return keep
+
+
 def forget_compiled_ctes(manifest) -> None:
     """Undo what an earlier invocation's compile left on the shared manifest's nodes: dbt
     injects an ephemeral model's CTE into a node once and marks it so (extra_ctes_injected),
@@ -95,12 +109,15 @@ class DbtProject:
 
         export_paths()
         forget_compiled_ctes(self.manifest)
+        errors: dict[str, str] = {}
         try:
-            return dbtRunner(manifest=self.manifest, callbacks=callbacks or []).invoke(
-                [*command[:1], *self._log_flags(), *command[1:], *self._common_args()]
-            )
+            result = dbtRunner(
+                manifest=self.manifest, callbacks=[*(callbacks or []), node_errors_into(errors)]
+            ).invoke([*command[:1], *self._log_flags(), *command[1:], *self._common_args()])
         finally:
             release_warehouse()
+        result.node_errors = errors  # read by outcome_of
+        return result
 
     def _log_flags(self) -> list[str]:
         # refill reports outcomes itself, on one line; dbt's full log stays in logs/dbt.log.

@@ -528,7 +528,8 @@ def test_a_part_file_swapped_for_a_symlink_after_its_check_is_never_read(
     published, dbt_project, monkeypatch
 ):
     # GIVEN a ready day whose part file is swapped for a link outside the landing once the
-    # readiness gate has judged the window twice (at compile time and in its statement),
+    # readiness gate has judged the window three times (before any node runs, then at the
+    # manifests model's compile time and in its statement),
     # before the line reader reads it: the check-then-read window
     write_landed_day(published.landing, NEW_DAY, [[payment_line(NEW_DAY, n) for n in range(3)]])
     part = readiness.day_folder(published.landing, DATASET, NEW_DAY) / "part-0000.jsonl"
@@ -540,7 +541,7 @@ def test_a_part_file_swapped_for_a_symlink_after_its_check_is_never_read(
     def judged_then_swapped(*args, **kwargs):
         verdicts = judged(*args, **kwargs)
         calls.append(verdicts[0].is_ready)
-        if len(calls) == 2:
+        if len(calls) == 3:
             part.unlink()
             part.symlink_to(outside)
         return verdicts
@@ -553,6 +554,6 @@ def test_a_part_file_swapped_for_a_symlink_after_its_check_is_never_read(
 
     # THEN the line reader refuses the swapped file by name, and nothing was written
     assert not outcome.success
-    assert calls == [True, True]
+    assert calls == [True, True, True]
     assert "refill readiness: part file part-0000.jsonl is a symbolic link" in outcome.message
     assert published_tables(published.warehouse) == before

@@ -311,7 +311,11 @@ def test_no_compiled_model_or_macro_asks_the_clock(dbt_project, workspace):
     assert [code for code in compiled if clock.search(code)] == []
     project = dbt_project.project_dir
     sources = [*project.glob("macros/**/*.sql"), *project.glob("models/**/*.sql")]
-    assert [p.name for p in sources if clock.search(p.read_text())] == ["refill_run_started_at.sql"]
+    # (and the plain run's run-log row says when it ended: a "when" too)
+    assert sorted(p.name for p in sources if clock.search(p.read_text())) == [
+        "refill_plain_run_log.sql",
+        "refill_run_started_at.sql",
+    ]
     # AND dbt's own clock, run_started_at, dates nothing: it is a timestamp (when something
     # was published), never cut to a day, in the sources or as a literal in compiled SQL
     run_day = datetime.now(UTC).date().isoformat()
@@ -400,15 +404,17 @@ def test_code_versions_are_compiled_once_per_project_content(dbt_project, monkey
     assert len(compiles) == 1
 
     # WHEN a model upstream of the marts changes (as a new parse would see it): recompiled
+    # (a change of meaning: a version hashes the model's tokens, not its bytes)
     staging = dbt_project.manifest.nodes["model.refill.stg_payments__lines"]
-    original = staging.checksum
+    original = staging.checksum, staging.raw_code
     try:
-        staging.checksum = FileHash.from_contents("a fixed parser")
+        staging.raw_code = original[1] + "\nwhere line_number > 0"
+        staging.checksum = FileHash.from_contents(staging.raw_code)
         dbt_project.manifest.build_flat_graph()
         dbt_project._code_versions = None
         changed = dbt_project.code_versions()
     finally:
-        staging.checksum = original
+        staging.checksum, staging.raw_code = original
         dbt_project.manifest.build_flat_graph()
     assert len(compiles) == 2
     assert changed["fct_payments"] != versions["fct_payments"]
