@@ -54,7 +54,13 @@
 {% macro refill_dataset_reference(dataset) %}
     {#-- What `dataset` declares its days read of the seeds (its facts model's
          meta.refill.reference, as written), the model that declares it, and every seed's
-         id and file: data for refill/rules/reference.py, which gives it its meaning. --#}
+         id and file (absolute: the engine opens it, not dbt; refill_project_path): data
+         for refill/rules/reference.py, which gives it its meaning. A file whose path was
+         made absolute from $PWD (dbt's project dir relative) carries the sha256 dbt took of
+         its text when it parsed it (none over dbt's 1 MiB limit, where dbt keeps the
+         path): the rule refuses other bytes, so a $PWD that is not dbt's working
+         directory is never read from. (refill's own runs give dbt an absolute project dir,
+         and may build on a manifest parsed before a seed was corrected.) --#}
     {%- set found = {'dataset': dataset, 'model': none, 'reads': [], 'seeds': {}} -%}
     {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
         {%- set meta = {} -%}
@@ -65,8 +71,14 @@
             {%- do found.update({'model': node.name, 'reads': declared.get('reference') or []}) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- set project_dir = (invocation_args_dict.get('project_dir') or '') | string -%}
+    {%- set from_pwd = not project_dir.startswith('/') -%}
     {%- for node in graph.nodes.values() if node.resource_type == 'seed' -%}
-        {%- do found.seeds.update({node.name: {'id': node.unique_id, 'file': refill_seed_file(node)}}) -%}
+        {%- do found.seeds.update({node.name: {
+            'id': node.unique_id,
+            'file': refill_project_path(node.original_file_path) if node.package_name == project_name
+                else refill_project_path(refill_seed_file(node), relative_to='dbt'),
+            'parsed_sha256': node.checksum.checksum if from_pwd and node.checksum.name == 'sha256' else none}}) -%}
     {%- endfor -%}
     {{ return(found) }}
 {% endmacro %}

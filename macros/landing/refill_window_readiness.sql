@@ -71,10 +71,9 @@
 {% endmacro %}
 
 {% macro refill_spark_landing_root(dataset) %}
-    {#-- Spark: the landing root the engine reads, checked. It reaches SQL only as a string
-         literal (and, in the line reader, inside a glob pattern: no glob character). An
-         engine outside dbt's process (a cluster) cannot resolve a relative path the way dbt
-         would, so there it must be absolute (or a URI). --#}
+    {#-- Spark: the landing root the engine reads (refill_landing_root: absolute on Spark),
+         checked. It reaches SQL only as a string literal (and, in the line reader, inside a
+         glob pattern: no glob character). --#}
     {%- if not modules.re.fullmatch('[a-z][a-z0-9_]{0,62}', dataset) -%}
         {{ exceptions.raise_compiler_error(
             "refill input: dataset name " ~ tojson(dataset) ~ " is not a plain lowercase name") }}
@@ -85,15 +84,16 @@
             "refill input: REFILL_LANDING " ~ tojson(root)
             ~ " holds a glob character, a backslash or a control character; use a plain folder path") }}
     {%- endif -%}
-    {%- if not root.startswith('/') and modules.re.match('[A-Za-z][A-Za-z0-9+.-]*:', root) is none -%}
-        {%- set master = run_query("set spark.master").columns[1].values()[0] -%}
-        {%- if not master.startswith('local') -%}
-            {{ exceptions.raise_compiler_error(
-                "refill input: REFILL_LANDING " ~ tojson(root) ~ " is a relative path, which the Spark cluster ("
-                ~ master ~ ") would resolve in its own folder; give the landing's absolute path") }}
-        {%- endif -%}
-    {%- endif -%}
     {{ return(root.rstrip('/') or '/') }}
+{% endmacro %}
+
+{% macro spark__refill_landing_root() %}
+    {#-- Spark: REFILL_LANDING (by default data/landing), absolute. The engine does not run
+         in dbt's folder (the script transformation runs in one of Spark's, a cluster in its
+         own process), so a relative value is resolved here as refill resolves it, against
+         the project folder (refill_project_path): the readiness rule and the line reader
+         read the same folder. (Its place is beside its twins in refill_landing_root.sql.) --#}
+    {{ return(refill_project_path(env_var('REFILL_LANDING', 'data/landing'))) }}
 {% endmacro %}
 
 {% macro refill_spark_readiness_request(kind, dataset, window=none) %}

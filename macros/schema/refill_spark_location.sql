@@ -4,9 +4,25 @@
          refill writes on Spark is external at this folder, so a new process (the catalog is
          in memory) registers it again from there, and a rebuild replaces its files. --#}
     {%- if not execute -%}{{ return("''") }}{%- endif -%}
-    {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] -%}
+    {%- set warehouse_dir = refill_spark_warehouse_dir() -%}
     {{ return(refill_string_literal(
         warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier)) }}
+{% endmacro %}
+
+{% macro refill_spark_warehouse_dir() %}
+    {#-- Spark: the folder that holds every table's folder (spark.sql.warehouse.dir), as
+         the engine holds it: absolute (a URI or an absolute path), or a table would be
+         written wherever the process that opens it runs. Spark qualifies the setting when a
+         session starts (on `spark` against dbt's working directory, so a relative
+         REFILL_SPARK_WAREHOUSE is not the project's: profiles.yml); a value still relative
+         is refused in one line. --#}
+    {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] | string -%}
+    {%- if not warehouse_dir.startswith('/') and not modules.re.match('[A-Za-z][A-Za-z0-9+.-]*:/', warehouse_dir) -%}
+        {{ exceptions.raise_compiler_error(
+            "refill input: the Spark warehouse folder " ~ tojson(warehouse_dir) ~ " (spark.sql.warehouse.dir) is a"
+            ~ " relative path; give REFILL_SPARK_WAREHOUSE, or the cluster's setting, an absolute path") }}
+    {%- endif -%}
+    {{ return(warehouse_dir) }}
 {% endmacro %}
 
 {% macro refill_spark_is_work_table() %}
@@ -31,7 +47,7 @@
         {%- set window = refill_window() -%}
         {%- set days = window.start_date.strftime('%Y%m%d') ~ '_' ~ window.end_date.strftime('%Y%m%d') -%}
     {%- endif -%}
-    {%- set warehouse_dir = run_query("set spark.sql.warehouse.dir").columns[1].values()[0] -%}
+    {%- set warehouse_dir = refill_spark_warehouse_dir() -%}
     {{ return(refill_string_literal(
         warehouse_dir ~ '/' ~ relation.schema ~ '.db/' ~ relation.identifier ~ '/' ~ days)) }}
 {% endmacro %}

@@ -30,7 +30,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -48,9 +48,12 @@ class ReferenceRead:
 
     seed: str  # the seed's name
     seed_id: str  # its dbt unique id (ops.seed_loads.seed_id)
-    file: str  # its CSV file
+    file: str  # its CSV file, absolute: the engine opens it, wherever dbt runs
     kind: str  # one of READ_KINDS
     columns: tuple[str, ...]  # day, month: the date column; distinct: the columns
+    # the sha256 dbt took of the file's text when it parsed the project (its seed
+    # checksum: the text stripped), when dbt's graph gave `file` made absolute from $PWD
+    parsed_sha256: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         return f"{self.seed}.{self.kind}({','.join(self.columns)})"
@@ -59,7 +62,8 @@ class ReferenceRead:
 def parse_reads(entries: object, seeds: Mapping[str, Mapping[str, str]], model: str):
     """The declared reads (`meta.refill.reference` of `model`), checked: a list of
     {seed, day|month|distinct}; `seeds` maps each seed of the project to its `id` and
-    `file`. Raises RefillError naming the model and the entry."""
+    `file` (and `parsed_sha256`, refill_dataset_reference's). Raises RefillError naming
+    the model and the entry."""
     if entries in (None, []):
         return ()
     if not isinstance(entries, list):
@@ -79,8 +83,11 @@ def parse_reads(entries: object, seeds: Mapping[str, Mapping[str, str]], model: 
         columns = entry[kind] if kind == "distinct" else [entry[kind]]
         if not columns or not all(isinstance(c, str) and c for c in columns):
             raise RefillError(f"{where}: {kind} names no column")
+        found = seeds[seed]
         reads.append(
-            ReferenceRead(seed, seeds[seed]["id"], seeds[seed]["file"], kind, tuple(columns))
+            ReferenceRead(
+                seed, found["id"], found["file"], kind, tuple(columns), found.get("parsed_sha256")
+            )
         )
     return tuple(reads)
 
@@ -95,14 +102,16 @@ def window_fingerprints(
     seed file read (seed id -> hex): each file is read once, and both come from the same
     bytes. `loaded` (seed id -> the sha256 the warehouse's load recorded) makes a file
     that is not the one loaded a RefillError: a build would record rates its rows do not
-    hold. A dataset that declares nothing has the fingerprint "" on every day."""
+    hold. A file named by a relative path, or whose text is not the one dbt parsed (a read
+    with `parsed_sha256`), is a RefillError too: the engine would read another file than
+    the project's. A dataset that declares nothing has the fingerprint "" on every day."""
     by_seed: dict[str, list[ReferenceRead]] = defaultdict(list)
     for read in reads:
         by_seed[read.seed].append(read)
     contents: dict[str, str] = {}
     tables: dict[str, _SeedDigests] = {}
     for seed, seed_reads in sorted(by_seed.items()):
-        data = Path(seed_reads[0].file).read_bytes()
+        data = _seed_bytes(seed_reads[0])
         sha = hashlib.sha256(data).hexdigest()
         seed_id = seed_reads[0].seed_id
         if loaded is not None and loaded.get(seed_id) != sha:
@@ -119,6 +128,41 @@ def window_fingerprints(
         day: ",".join(f"{seed}:{tables[seed].of(day)}" for seed in sorted(tables)) for day in days
     }
     return fingerprints, contents
+
+
+def _seed_bytes(read: ReferenceRead) -> bytes:
+    """The seed file's bytes, from its absolute path, checked against dbt's parse."""
+    path = Path(read.file)
+    if not path.is_absolute():
+        # opened where the engine runs (Spark's script transformation: a folder of its own)
+        raise RefillError(
+            f"seed {read.seed}: its file {read.file!r} is a relative path, which names the "
+            "file only in dbt's working directory; give it absolute (refill_project_path)"
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        from_dbt = read.parsed_sha256 is not None  # a path made absolute from $PWD
+        raise RefillError(
+            f"seed {read.seed}: no file at {read.file}"
+            + (
+                " (a relative project dir is resolved from dbt's working directory as $PWD"
+                " names it); give dbt an absolute --project-dir; nothing written"
+                if from_dbt
+                else ""
+            )
+        ) from None
+    if read.parsed_sha256 is not None:
+        text = data.decode("utf-8", errors="replace").strip()
+        found = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if found != read.parsed_sha256:
+            raise RefillError(
+                f"seed {read.seed}: {read.file} is not the file dbt parsed (its text "
+                f"{found[:12]}, dbt's {read.parsed_sha256[:12]}): it changed since, or $PWD is "
+                "not dbt's working directory (a relative project dir is resolved from it); "
+                "build again, giving dbt an absolute --project-dir; nothing written"
+            )
+    return data
 
 
 def datasets_fingerprints(

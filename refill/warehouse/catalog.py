@@ -29,5 +29,9 @@ def read_catalog(manifest) -> Catalog:
 
 
 def seed_file(node) -> Path:
-    """A seed's CSV file, where dbt reads it (refill_seed_file in macros/ops/)."""
-    return Path(node.root_path) / node.original_file_path
+    """A seed's CSV file, where dbt reads it (refill_seed_file in macros/ops/), absolute:
+    the reference rule may open it in another process and folder (Spark's script
+    transformation). root_path is the project dir as dbt was given it, which refill gives
+    absolute; a relative one is this process's working directory's (refill_project_path
+    is the dbt side's twin)."""
+    return (Path(node.root_path) / node.original_file_path).absolute()

@@ -49,6 +49,12 @@ def answers(request: list[str]) -> Iterator[tuple[str, str]]:
     """The output lines (day, payload) of one request (see the module's docstring)."""
     kind, dataset, start, end, root = (request + [""] * 5)[:5]
     landing = Path(root)
+    if root and not landing.is_absolute():
+        # this process runs in a folder of Spark's, not dbt's: a relative root names nothing
+        raise ValueError(
+            f"refill input: the landing root {root!r} is not an absolute path "
+            "(the macros give it absolute: spark__refill_landing_root)"
+        )
     if kind == "days":
         for day in readiness.landed_days(landing, dataset):
             yield day.isoformat(), ""
