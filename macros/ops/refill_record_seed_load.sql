@@ -24,7 +24,12 @@
 {% endmacro %}
 
 {% macro refill_seed_file(seed) %}
-    {#-- The seed's file: dbt reads it from the seed's root path (its project's folder). --#}
+    {#-- The seed's file, absolute (the engine opens it: a cluster in its own folder). A seed
+         of this project is found in its folder (refill_project_path: a node's root_path is
+         the one partial parsing kept, perhaps another run's folder); a package's in its own. --#}
+    {%- if seed.package_name == project_name -%}
+        {{ return(refill_project_path(seed.original_file_path)) }}
+    {%- endif -%}
     {{ return(seed.root_path ~ '/' ~ seed.original_file_path) }}
 {% endmacro %}
 
