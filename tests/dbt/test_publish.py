@@ -38,7 +38,8 @@ from tests.helpers import (
 )
 
 JAN = date(2026, 1, 1)
-ON_RUN_END = "operation.refill.refill-on-run-end-0"
+# the publish: the second on-run-end hook, after the release of the landed files
+ON_RUN_END = "operation.refill.refill-on-run-end-1"
 # A singular data test that always fails, on the last model of the chunk.
 FAILING_DATA_TEST = (
     "-- depends_on: {{ ref('fct_daily_revenue', v=2) }}\nselect 1 as always_failing\n"
