@@ -33,7 +33,7 @@
     {%- set number -%}{% raw %}(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\w*{% endraw %}{%- endset -%}
     {%- set sql_rest -%}
         {% raw %}|`(?:[^`]|``)*`|\$\$[\s\S]*?\$\$|--[^\n]*|/\*[\s\S]*?\*/|\s+|{% endraw %}{{ number }}{% raw %}|\w+{% endraw -%}
-        {% raw %}|<=>|->>|!~~\*?|~~[~*]?|<->|<#>|!~\*?|~\*|<=|>=|<>|!=|==|\|\||::|->|=>|\*\*|//|<<|>>|\^@|<@|@>|&&|@@|[\s\S]{% endraw %}
+        {% raw %}|<=>|->>|!~~\*?|~~[~*]?|<->|<#>|!~\*?|~\*|<=|>=|<>|!=|==|\|\||::|->|=>|\*\*|//(?!\*)|<<|>>|\^@|<@|@>|&&|@@|[\s\S]{% endraw %}
     {%- endset -%}
     {%- set tokens = modules.re.findall(jinja_tag ~ '|' ~ standard ~ sql_rest, rendered) -%}
     {%- if tokens != modules.re.findall(jinja_tag ~ '|' ~ escaped ~ sql_rest, rendered) -%}
