@@ -102,20 +102,8 @@ def open_landed_file(path: Path, judged: tuple):
     following a symbolic link and checked to be that very file, still regular with one
     link: a file swapped after its check is refused, never read, and one written to while
     it is read is refused after. O_NONBLOCK: a FIFO swapped in is refused, not waited on."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise LandedFileProblem(lstat_problem(path) or unreadable(path, error)) from None
+    descriptor = _open_checked(path, judged, "changed while it was checked")
     with os.fdopen(descriptor, "rb") as stream:
-        facts = os.fstat(descriptor)
-        problem = landed_file_problem(path.name, facts.st_mode, facts.st_nlink)
-        if problem is None and _identity(facts) != judged:
-            problem = f"{_label(path)} changed while it was checked"
-        if problem:
-            raise LandedFileProblem(problem)
         yield stream
         # written to while it was read (same inode, other size or times): the bytes read
         # are not one version of the file
@@ -178,7 +166,10 @@ def hold_for_reading(path: Path) -> tuple[str, object]:
             return _engine_path(held[0]), learned
         if held is not None:
             os.close(_HELD.pop(key)[0])
-        descriptor = _open_checked(path, judged, "changed after its readiness verdict")
+        try:
+            descriptor = _open_checked(path, judged, "changed after its readiness verdict")
+        except FileNotFoundError as error:
+            raise LandedFileProblem(unreadable(path, error)) from None
         _HELD[key] = (descriptor, judged)
         return _engine_path(descriptor), learned
 
@@ -201,11 +192,15 @@ def release_held() -> list[str]:
 
 
 def _open_checked(path: Path, judged: tuple, changed: str) -> int:
-    """A descriptor on the file at `path`, opened as open_landed_file opens it, checked to be
-    the file of identity `judged` (else LandedFileProblem, saying `changed`)."""
+    """A descriptor on the file at `path`, opened without following a link and without
+    blocking, checked on the descriptor to be a regular file with one link and the file of
+    identity `judged` (else LandedFileProblem, saying `changed`). No file: FileNotFoundError
+    (the manifest's absence is a verdict of its own)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
     except OSError as error:
         raise LandedFileProblem(lstat_problem(path) or unreadable(path, error)) from None
     facts = os.fstat(descriptor)
