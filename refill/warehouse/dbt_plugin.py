@@ -61,7 +61,8 @@ def refill_hold_part_files(part_files: list[str]) -> list[dict]:
             engine_path, line_ending = readiness.hold_part(root, part)
             held.append({"part": part, "path": engine_path, "line_ending": line_ending})
     except readiness.LandedFileProblem as refused:
-        landed_files.release_held()
+        # what this call held is closed by on-run-end's release, with every other node's:
+        # closing it here would close another thread's file under its read
         raise ValueError(f"refill readiness: {refused}; nothing written") from None
     return held
 
