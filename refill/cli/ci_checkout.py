@@ -5,8 +5,8 @@ releases it however the run ends) and keeps, beside it in `run.json`, what it st
 that outlives it if it is killed with SIGKILL (a runner's cancel, the OOM killer): its
 dbt child and the base's git worktree. A second run in the same checkout is refused in
 one line naming the holder. The next run, once it holds the lock, ends the child the
-record names (only if it is that very process: the same pid, start time and command
-line) and removes the worktree, before it builds anything.
+record names (only if it is that very process: the same pid, boot, start tick and
+command line) and removes the worktree, before it builds anything.
 """
 
 from __future__ import annotations
@@ -125,16 +125,36 @@ def git(folder: Path, *args: str) -> str:
 
 
 def _identity(process: psutil.Process) -> dict:
-    """What tells this process from a later one given the same pid."""
-    return {"pid": process.pid, "created": process.create_time(), "command": process.cmdline()}
+    """What tells this process from a later one given the same pid: the boot and the clock
+    ticks after it at which the process started, and its command line. Not psutil's
+    create_time: it adds the boot time /proc/stat gives now, which moves by a second when
+    the clock is stepped (a CI machine's first minutes), so a later run saw another time."""
+    return {
+        "pid": process.pid,
+        "boot_id": _boot_id(),
+        "start_ticks": _start_ticks(process.pid),
+        "command": process.cmdline(),
+    }
 
 
 def _is_same(process: psutil.Process, recorded: dict) -> bool:
-    with contextlib.suppress(psutil.Error):
-        return abs(
-            process.create_time() - float(recorded["created"])
-        ) < 0.01 and process.cmdline() == list(recorded["command"])
+    with contextlib.suppress(psutil.Error, OSError, ValueError, KeyError):
+        return (
+            recorded["boot_id"] == _boot_id()
+            and recorded["start_ticks"] == _start_ticks(process.pid)
+            and process.cmdline() == list(recorded["command"])
+        )
     return False
+
+
+def _boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def _start_ticks(pid: int) -> int:
+    """/proc/<pid>/stat field 22: when the process started, in clock ticks after boot."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[19])  # the name, in parentheses, may hold spaces
 
 
 def _stop(recorded: dict) -> bool:
