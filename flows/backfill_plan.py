@@ -14,6 +14,7 @@ from datetime import date
 from refill import settings
 from refill.errors import RefillError
 from refill.rules import planning
+from refill.rules.catalog import Dataset
 from refill.rules.plan import BackfillPlan, PlanOptions, make_plan
 from refill.warehouse import ops, partition_status
 from refill.warehouse.dbt_runner import DbtProject, Selection
@@ -65,9 +66,12 @@ def plan_backfill(
         current_versions,
         project.catalog,
     )
-    totals: dict[date, tuple[int, float]] = {}
+    # What the plan may restate is what readers see now of the datasets it builds: each
+    # one's facts, in its own words (a dataset never built has no published totals).
+    built = project.catalog.built_by(selection.models)
+    totals: dict[Dataset, dict[date, tuple[int, float]]] = dict.fromkeys(built, {})
     if any(status.ledger for status in statuses):
-        totals = ops.published_totals(warehouse, project.catalog.primary, window.start, window.end)
+        totals = ops.published_totals(warehouse, built, window.start, window.end)
     plan = make_plan(
         window,
         selection.models,

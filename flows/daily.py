@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -25,6 +26,7 @@ from flows.tasks import (
 from refill import interrupts, options, settings
 from refill.errors import FailedStep, RefillError
 from refill.rules import planning, readiness
+from refill.rules.catalog import DayTotals, describe_day_totals
 from refill.rules.planning import Chunk, DayState, parse_day
 from refill.views import board
 from refill.warehouse import locking, ops, partition_status, run_liveness
@@ -67,8 +69,16 @@ def wait_until_ready(day: date, wait: ReadyWait, logger) -> readiness.DayReadine
         wait.pause(deadline, f"waiting for {day} to be ready")
 
 
-def restated_totals(project: DbtProject, context: RunContext, day: date) -> tuple | None:
-    """The day's published totals (payments, USD) when building it would restate numbers
+def unready_subject(datasets: Sequence[str]) -> str:
+    """Who is not ready, in the refusal's words: the one dataset by its name; of several,
+    the verdict's reason names the first unready one."""
+    return datasets[0] if len(datasets) == 1 else "the day"
+
+
+def restated_totals(
+    project: DbtProject, context: RunContext, day: date
+) -> tuple[DayTotals, ...] | None:
+    """The day's published totals, per dataset, when building it would restate numbers
     readers have seen (published or stale, as a backfill plans it); None otherwise. Read
     holding the warehouse lock: a read-only DuckDB connection would make a writer in
     another process (a backfill's chunk) fail to open the file."""
@@ -88,8 +98,9 @@ def restated_totals(project: DbtProject, context: RunContext, day: date) -> tupl
         )
         if status.state not in (DayState.PUBLISHED, DayState.STALE):
             return None
-        totals = ops.published_totals(warehouse, project.catalog.primary, day, day)
-        return totals.get(day, (0, 0.0))
+        datasets = project.catalog.datasets  # a daily run builds every dataset
+        totals = ops.published_totals(warehouse, datasets, day, day)
+        return tuple(DayTotals(d, *totals[d].get(day, (0, 0.0))) for d in datasets)
 
 
 @flow(name="refill-daily")
@@ -130,11 +141,11 @@ def daily(
     if logical_date is not None and not confirm:
         totals = restated_totals(project, context, day)
         if totals is not None:
-            rows, usd = totals
-            logger.info("daily %s restates %d payments, %.2f USD now published", day, rows, usd)
+            published = describe_day_totals(totals)
+            logger.info("daily %s restates %s now published", day, published)
             raise RefillError(
-                f"daily {day} restates a published day ({rows} payments, {usd:,.2f} USD "
-                "now published); review it and rerun with --yes to overwrite"
+                f"daily {day} restates a published day ({published} now published); "
+                "review it and rerun with --yes to overwrite"
             )
     logger.info("daily run for logical date %s (run %s)", day, run_id)
     account = RunAccount(
@@ -174,7 +185,8 @@ def daily(
                 ),
             )
             raise RefillError(
-                f"daily {day}: payments not ready ({verdict.reason}) after waiting "
+                f"daily {day}: {unready_subject(project.catalog.names)} not ready "
+                f"({verdict.reason}) after waiting "
                 f"{wait_for_ready_seconds:g}s; nothing written. Rerun when the export lands.",
                 failed_step=FailedStep.READINESS,
             )
@@ -198,7 +210,7 @@ def daily(
                 what_to_do=failure.what_to_do,
                 recorded=failure.recorded,
             ) from None
-        message = f"daily {day}: published {result.rows} payments"
+        message = f"daily {day}: published {result.rows} rows of {context.rows_model}"
         logger.info(message)
         account.close("succeeded", message)
     return DailyReport(

@@ -4,17 +4,22 @@ and no model; a second landing dataset is SQL and YAML only.
 
 A model joins the catalog with `config: {meta: {refill: {...}}}` in its YAML:
 - `dataset: <landing folder>, role: facts, totals: <column>, hours: <timestamp column>`: the
-  dataset's facts (the rows a chunk reports and a sign-off shows; `totals` is summed in the
-  sign-off, `hours` counted per hour for the hour holes); with `reference: [...]`, what the
-  dataset's days read of the seeds (refill.rules.reference): an input of each day;
+  dataset's facts (the rows a chunk reports and a sign-off shows; `totals`, optional, is
+  summed in the sign-off and compared by a preview, `hours` counted per hour for the hour
+  holes); with `reference: [...]`, what the dataset's days read of the seeds
+  (refill.rules.reference): an input of each day; `primary: true` marks the dataset whose
+  facts status, the board and a daily run's message show (default: the first by name);
 - `dataset: <landing folder>, role: quarantine`: its rejected lines (status's quarantined);
 - `role: versioned, key: <column>, measures: [...], upstream: <model>`: a versioned mart
-  refill can cut over.
+  refill can cut over (`key`, optional, is its grain within a day).
+
+Every word refill shows about a dataset (the totals' column, a key's name) is a name
+declared here: the framework names no dataset, column or unit of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -29,11 +34,39 @@ class Dataset:
     name: str
     facts_model: str
     partition_column: str  # the facts' day column
-    totals_column: str
+    totals_column: str | None = None  # the facts' column summed per day; none: rows only
     hours_column: str | None = None
     quarantine_model: str | None = None
     primary: bool = False  # the dataset status's and the board's main columns show
     reference: tuple[ReferenceRead, ...] = ()  # the seed rows each day reads
+
+    def describe_totals(self, rows: int, total: float) -> str:
+        """A day's published facts in the declaration's words: "956 rows, amount_usd
+        952,635.00", or "956 rows" for a dataset that declares no totals."""
+        described = f"{rows} rows"
+        if self.totals_column is not None:
+            described += f", {self.totals_column} {total:,.2f}"
+        return described
+
+
+@dataclass(frozen=True)
+class DayTotals:
+    """What readers see of one dataset's facts on one day now (a restatement changes it)."""
+
+    dataset: Dataset
+    rows: int = 0
+    total: float = 0.0
+
+    def describe(self) -> str:
+        return self.dataset.describe_totals(self.rows, self.total)
+
+
+def describe_day_totals(totals: Sequence[DayTotals]) -> str:
+    """A day's published facts over the datasets a command builds, each in its own words;
+    a dataset is named when there are several (one is the command's only subject)."""
+    if len(totals) == 1:
+        return totals[0].describe()
+    return "; ".join(f"{t.dataset.name}: {t.describe()}" for t in totals)
 
 
 @dataclass(frozen=True)
@@ -42,7 +75,7 @@ class VersionedModel:
 
     name: str
     partition_column: str
-    key_column: str  # the grain within a partition
+    key_column: str | None  # the grain within a partition; None: one row per partition
     measures: tuple[str, ...]  # compared in the report; the first is the headline
     upstream: str  # the model its versions reconcile with
 
@@ -62,12 +95,19 @@ class Catalog:
         if not self.datasets:
             raise RefillError(
                 "the dbt project declares no dataset: give a facts model "
-                "`meta: {refill: {dataset: ..., role: facts, totals: ...}}`"
+                "`meta: {refill: {dataset: ..., role: facts}}`"
             )
 
     @property
     def primary(self) -> Dataset:
+        """The dataset marked `primary: true`, else the first by name: whose facts status's
+        and the board's main columns and a daily run's message show."""
         return self.datasets[0]
+
+    def built_by(self, models: Sequence[str]) -> tuple[Dataset, ...]:
+        """The datasets whose facts are among `models` (a command's selection; every
+        dataset when it selects nothing): whose published totals it may restate."""
+        return tuple(d for d in self.datasets if not models or d.facts_model in models)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -102,7 +142,7 @@ def catalog_of(
             versioned[name] = VersionedModel(
                 name=name,
                 partition_column=partition_column or _required(meta, "partition_column", name),
-                key_column=_required(meta, "key", name),
+                key_column=meta.get("key") or None,
                 measures=tuple(_required(meta, "measures", name)),
                 upstream=_required(meta, "upstream", name),
             )
@@ -120,7 +160,7 @@ def catalog_of(
             name=dataset,
             facts_model=entry["model"],
             partition_column=entry["partition_column"],
-            totals_column=_required(entry["meta"], "totals", entry["model"]),
+            totals_column=entry["meta"].get("totals") or None,
             hours_column=entry["meta"].get("hours"),
             quarantine_model=quarantines.get(dataset),
             primary=bool(entry["meta"].get("primary", False)),

@@ -22,7 +22,7 @@ LARGEST_CHANGES = 5
 
 @dataclass(frozen=True)
 class KeyTotals:
-    """One market's totals over every compared day, in the current and the target version."""
+    """One key value's totals over every compared day, in the current and the target version."""
 
     key: str
     before: dict[str, Decimal]
@@ -31,7 +31,7 @@ class KeyTotals:
 
 @dataclass(frozen=True)
 class Change:
-    """One day and market whose headline measure differs between the versions."""
+    """One day and key value whose headline measure differs between the versions."""
 
     day: date
     key: str
@@ -53,7 +53,7 @@ class CutoverReport:
     from_version: int
     to_version: int
     partition_column: str
-    key_column: str
+    key_column: str | None  # None: the model declares no key (one total per day)
     measures: tuple[str, ...]
     totals: list[KeyTotals]
     days_compared: list[date]

@@ -14,6 +14,7 @@ from datetime import date
 
 from refill import settings
 from refill.rules import planning
+from refill.rules.catalog import Dataset, DayTotals, describe_day_totals
 from refill.rules.planning import Chunk, DayState
 
 
@@ -41,7 +42,8 @@ class BackfillPlan:
     chunks: list[Chunk]
     not_ready: list[date]
     deferred: list[date]  # not ready now, retried after the ready chunks (--on-missing wait)
-    restated: dict[date, tuple[int, float]]  # published days the plan overwrites: rows, usd
+    # published days the plan overwrites: what each dataset it builds publishes there now
+    restated: dict[date, tuple[DayTotals, ...]]
     skipped: list[date]  # published with the current code and source
     options: PlanOptions = field(default_factory=PlanOptions)
 
@@ -64,8 +66,10 @@ class BackfillPlan:
         if self.restated:
             lines.append(f"  restates {len(self.restated)} published day(s):")
             lines += [
-                f"    {day}  {rows} payments  {usd:,.2f} USD now published"
-                for day, (rows, usd) in sorted(self.restated.items())
+                f"    {day}  {describe_day_totals(totals)} now published"
+                if totals
+                else f"    {day}"
+                for day, totals in sorted(self.restated.items())
             ]
         if self.not_ready:
             lines.append("  not ready: " + ", ".join(str(day) for day in self.not_ready))
@@ -78,13 +82,14 @@ def make_plan(
     states: Mapping[date, DayState],
     landed_lines: Mapping[date, int],
     options: PlanOptions,
-    published_totals: Mapping[date, tuple[int, float]] | None = None,
+    published_totals: Mapping[Dataset, Mapping[date, tuple[int, float]]] | None = None,
 ) -> BackfillPlan:
     """The plan of a backfill of `window` over `models`.
 
     states: each day's state (planning.day_verdict); landed_lines: the lines its manifest
-    lists (chunks close at options.chunk_lines); published_totals: payments and USD now
-    published per day, shown for the days the plan restates.
+    lists (chunks close at options.chunk_lines); published_totals: per dataset the plan
+    builds, its facts' rows and totals now published per day (a day absent: none), shown
+    for the days the plan restates.
 
     Builds the missing, failed and stale days (published ones too with `restate`, and
     every day of `only_days`). A day not ready is, by `on_missing`: kept in its chunk so
@@ -114,7 +119,9 @@ def make_plan(
     # Restating = changing numbers readers have seen: stale days, and current ones rebuilt
     # on purpose. A missing or failed day rebuilds to the numbers already published, if any.
     restated = {
-        day: totals.get(day, (0, 0.0))
+        day: tuple(
+            DayTotals(dataset, *by_day.get(day, (0, 0.0))) for dataset, by_day in totals.items()
+        )
         for day in to_build
         if states.get(day) in (DayState.STALE, DayState.PUBLISHED)
     }

@@ -22,7 +22,9 @@ def render(report: CutoverReport) -> str:
         lines.append("days compared: 0")
     lines.append("")
 
-    headers = [report.key_column]
+    # a model that declares no key has one row per day: its totals are the model's
+    key_header = report.key_column or "model"
+    headers = [key_header]
     for measure in report.measures:
         headers += [f"{measure} {before}", f"{measure} {after}", "change", "change %"]
     rows = []
@@ -40,7 +42,7 @@ def render(report: CutoverReport) -> str:
     lines += ["", f"largest changes ({headline})"]
     if report.largest_changes:
         lines += _table(
-            [report.partition_column, report.key_column, before, after, "change"],
+            [report.partition_column, key_header, before, after, "change"],
             [
                 [str(c.day), c.key, _number(c.before), _number(c.after), _signed(c.delta)]
                 for c in report.largest_changes

@@ -12,7 +12,7 @@ import contextlib
 import getpass
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -347,11 +347,15 @@ def read_data_as_of(connection) -> list[tuple]:
 def read_published_totals(
     connection, dataset: Dataset, start: date, end: date
 ) -> dict[date, tuple[int, float]]:
-    """Rows and total (its `totals` column) per day in the dataset's facts: what readers
-    see now. The names come from the dbt manifest (refill.warehouse.catalog), quoted."""
-    day, total = quoted(dataset.partition_column), quoted(dataset.totals_column)
+    """Rows and total (its `totals` column; 0 when it declares none) per day in the
+    dataset's facts: what readers see now; none when its facts were never built. The names
+    come from the dbt manifest (refill.warehouse.catalog), quoted."""
+    if not has_table(connection, "main", dataset.facts_model):
+        return {}
+    day = quoted(dataset.partition_column)
+    total = f"sum({quoted(dataset.totals_column)})" if dataset.totals_column else "0"
     rows = connection.execute(
-        f"select {day}, count(*), coalesce(sum({total}), 0) "
+        f"select {day}, count(*), coalesce({total}, 0) "
         f"from main.{quoted(dataset.facts_model)} where {day} between ? and ? group by 1",
         [start, end],
     ).fetchall()
@@ -359,12 +363,13 @@ def read_published_totals(
 
 
 def published_totals(
-    warehouse: Path, dataset: Dataset, start: date, end: date
-) -> dict[date, tuple[int, float]]:
-    """read_published_totals on a read of its own (the readers' protocol, through `connect`:
-    the harness pauses its concurrent reader around the flows' read-only connections)."""
+    warehouse: Path, datasets: Sequence[Dataset], start: date, end: date
+) -> dict[Dataset, dict[date, tuple[int, float]]]:
+    """read_published_totals of each dataset, on one read of its own (the readers'
+    protocol, through `connect`: the harness pauses its concurrent reader around the flows'
+    read-only connections)."""
     with connect(warehouse, read_only=True) as connection:
-        return read_published_totals(connection, dataset, start, end)
+        return {d: read_published_totals(connection, d, start, end) for d in datasets}
 
 
 def read_hourly_counts(

@@ -41,13 +41,14 @@ from refill.sample_data import (
     write_landed_day,
 )
 from tests.conftest import Workspace
-from tests.helpers import DayTruth, expected_day, query
+from tests.helpers import PAYMENTS_CATALOG, DayTruth, expected_day, query
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 PUBLISHED_DAY = date(2025, 4, 1)  # published before every case
 BAD_DAY = date(2025, 4, 2)  # where the bad exports land
 VALID_LINES = 10
+FACTS = PAYMENTS_CATALOG.primary.facts_model  # a daily run reports its rows by its name
 RUN = ["--wait", "0", "--retries", "1", "--retry-delay", "0", "--lock-wait", "30"]
 
 
@@ -425,18 +426,18 @@ CASES = [
         "manifest: exported_at with a fraction of a second",
         hostile_manifest({"exported_at": "2025-04-03T02:13:00.123456Z"}),
         DAILY_BAD,
-        f"daily {BAD_DAY}: published {VALID_LINES} payments",
+        f"daily {BAD_DAY}: published {VALID_LINES} rows of {FACTS}",
         0,
     ),
     Case(
         "ids with quotes, a semicolon, backslashes and unicode",
         odd_ids,
         DAILY_BAD,
-        f"daily {BAD_DAY}: published {len(ODD_TRANSACTION_IDS)} payments",
+        f"daily {BAD_DAY}: published {len(ODD_TRANSACTION_IDS)} rows of {FACTS}",
         0,
     ),
     # -- an empty day: ready, and published as empty -----------------------------------------
-    Case("an empty day", empty_day, DAILY_BAD, f"daily {BAD_DAY}: published 0 payments", 0),
+    Case("an empty day", empty_day, DAILY_BAD, f"daily {BAD_DAY}: published 0 rows of {FACTS}", 0),
     # -- command-line misuse: usage errors (exit 2), refused before the warehouse is opened -
     Case("no range", nothing, ["backfill"], "a backfill needs an explicit range", 2, "file"),
     Case(

@@ -13,6 +13,7 @@ import pytest
 from refill.cli import build_parser, main
 from refill.errors import EXIT_FAILURE, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE
 from refill.sample_data import DaySpec, write_day, write_days
+from refill.warehouse.dbt_runner import shared_project
 from tests.helpers import file_checksum, query
 from tests.runs import run_backfill
 
@@ -142,11 +143,20 @@ def test_daily_of_a_published_day_refuses_without_yes_showing_its_totals(workspa
     # WHEN `refill daily --date` names it, without --yes
     status = main(["daily", "--date", str(d(1)), "--retries", "1"])
 
-    # THEN a refusal (exit 1) in one line with the totals readers see now; nothing changed
+    # THEN a refusal (exit 1) in one line with the totals readers see now, in the words
+    # the dataset declares (its rows, its totals column); nothing changed
     error = capsys.readouterr().err.strip()
+    facts = shared_project().catalog.primary
+    ((rows, total),) = query(
+        workspace.warehouse,
+        f"select count(*), sum({facts.totals_column}) from main.{facts.facts_model}",
+    )
     assert status == EXIT_FAILURE
-    assert error.startswith("refill: error: daily 2026-02-01 restates a published day (40 ")
-    assert "USD now published" in error and "--yes" in error and "\n" not in error
+    assert error.startswith(
+        f"refill: error: daily 2026-02-01 restates a published day ({rows} rows, "
+        f"{facts.totals_column} {total:,.2f} now published)"
+    )
+    assert rows == 40 and "--yes" in error and "\n" not in error
     assert file_checksum(workspace.warehouse) == before
 
     # AND with --yes it restates the day
@@ -192,9 +202,11 @@ def test_one_failure_prints_one_line_once_and_exits_1(workspace):
     # THEN it exits 1, and the terminal shows the failure once, as the last line
     output = done.stdout + done.stderr
     assert done.returncode == EXIT_FAILURE, output[-2000:]
-    assert output.count("payments not ready") == 1, output
+    # (the one dataset named as the project declares it)
+    (dataset,) = shared_project().catalog.names
+    assert output.count(f"{dataset} not ready") == 1, output
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("refill: error: daily 2026-02-01: payments not ready")
+    assert last.startswith(f"refill: error: daily 2026-02-01: {dataset} not ready")
     assert "Traceback" not in output
 
 

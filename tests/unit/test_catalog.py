@@ -48,8 +48,8 @@ def test_datasets_primary_first_then_by_name_with_their_quarantine_and_versioned
     [
         ([], "declares no dataset"),
         (
-            [("fct_payments", {"dataset": "payments", "role": "facts"}, "d")],
-            "meta.refill.totals is required",
+            [("fct_payments", {"dataset": "payments", "role": "facts"}, None)],
+            "meta.refill.partition_column is required",
         ),
         (
             [("q", {"dataset": "refunds", "role": "quarantine"}, "d"), ("f", FACTS, "d")],
@@ -61,6 +61,48 @@ def test_datasets_primary_first_then_by_name_with_their_quarantine_and_versioned
 def test_a_declaration_missing_what_refill_needs_is_refused_naming_the_model(models, message):
     with pytest.raises(RefillError, match=message):
         catalog_of(models)
+
+
+def test_totals_and_a_versioned_key_are_optional_and_a_dataset_is_said_in_its_words():
+    # GIVEN a dataset declaring no totals, one declaring them, and a mart with no key
+    catalog = catalog_of(
+        [
+            ("fct_events", {"dataset": "events", "role": "facts"}, "event_day"),
+            ("fct_sales", {"dataset": "sales", "role": "facts", "totals": "net"}, "day"),
+            (
+                "daily_sales",
+                {"role": "versioned", "measures": ["net"], "upstream": "fct_sales"},
+                "day",
+            ),
+        ]
+    )
+    events, sales = catalog.datasets
+
+    # THEN the one says its rows only, the other its rows and its totals column by name
+    assert events.totals_column is None and events.describe_totals(7, 0.0) == "7 rows"
+    assert sales.describe_totals(7, 1234.5) == "7 rows, net 1,234.50"
+    (daily,) = catalog.versioned
+    assert daily.key_column is None
+
+
+def test_the_primary_dataset_is_the_one_marked_else_the_first_by_name():
+    # GIVEN two datasets, none marked primary, then the second marked
+    unmarked = [
+        ("fct_b", {**REFUNDS, "dataset": "b"}, "d"),
+        ("fct_a", {**FACTS, "dataset": "a"}, "d"),
+    ]
+    marked = [("fct_b", {**REFUNDS, "dataset": "b", "primary": True}, "d"), unmarked[1]]
+
+    # THEN the first by name is primary, unless another is marked
+    assert catalog_of(unmarked).primary.name == "a"
+    assert catalog_of(marked).primary.name == "b"
+
+
+def test_a_command_builds_the_datasets_whose_facts_it_selects():
+    catalog = catalog_of([("fct_payments", FACTS, "d"), ("fct_refunds", REFUNDS, "d")])
+    assert catalog.built_by([]) == catalog.datasets  # no selection: every dataset
+    assert [d.name for d in catalog.built_by(["fct_refunds", "x"])] == ["refunds"]
+    assert catalog.built_by(["fct_daily_revenue_v2"]) == ()
 
 
 def test_a_chunk_reports_the_rows_of_the_first_selected_datasets_facts():

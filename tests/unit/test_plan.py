@@ -8,12 +8,16 @@ import pytest
 
 from refill import settings
 from refill.rules import planning
+from refill.rules.catalog import Dataset, DayTotals
 from refill.rules.plan import PlanOptions, late_chunks, make_plan
 from refill.rules.planning import Chunk, DayState
 
 D = date(2026, 3, 1)
 WINDOW = planning.DateRange(D, D + timedelta(days=5))
 MODELS = ["fct_payments"]
+# A dataset as the project declares one: the plan speaks of its facts in its words.
+FACTS = Dataset("payments", "fct_payments", "event_date", totals_column="amount_usd")
+ROWS_ONLY = Dataset("events", "fct_events", "event_day")  # declares no totals
 
 
 def day(n: int) -> date:
@@ -57,19 +61,52 @@ def test_missing_failed_and_stale_days_are_built_and_published_ones_skipped():
 
 
 def test_a_stale_day_is_a_restatement_with_the_totals_readers_see_now():
-    plan = plan_of(states(M, S), totals={day(1): (40, 123.5), day(0): (9, 9.0)}, chunk_days=7)
+    # GIVEN a missing day and a stale one, both with published facts
+    totals = {FACTS: {day(1): (40, 1234.5), day(0): (9, 9.0)}}
 
-    # a missing day rebuilds to what is published, if anything: not a restatement
-    assert plan.restated == {day(1): (40, 123.5)}
-    assert "    2026-03-02  40 payments  123.50 USD now published" in plan.describe()
+    # WHEN the plan is made
+    plan = plan_of(states(M, S), totals=totals, chunk_days=7)
+
+    # THEN only the stale day is a restatement (a missing day rebuilds to what is
+    # published, if anything), said in the declaration's words: rows and the totals column
+    assert plan.restated == {day(1): (DayTotals(FACTS, 40, 1234.5),)}
+    said = f"    {day(1)}  40 rows, {FACTS.totals_column} 1,234.50 now published"
+    assert said in plan.describe()
+
+
+def test_a_dataset_without_totals_restates_rows_only_and_several_are_named():
+    # GIVEN a stale day of two datasets, one declaring no totals
+    totals = {FACTS: {day(0): (3, 7.0)}, ROWS_ONLY: {day(0): (5, 0.0)}}
+
+    # WHEN the plan is made over both, and over the one without totals alone
+    both = plan_of(states(S), totals=totals, chunk_days=7)
+    alone = plan_of(states(S), totals={ROWS_ONLY: totals[ROWS_ONLY]}, chunk_days=7)
+
+    # THEN each dataset is said in its own words, named when there are several
+    assert (
+        f"    {day(0)}  {FACTS.name}: 3 rows, {FACTS.totals_column} 7.00; "
+        f"{ROWS_ONLY.name}: 5 rows now published"
+    ) in both.describe()
+    assert f"    {day(0)}  5 rows now published" in alone.describe()
 
 
 def test_restate_rebuilds_published_days_and_lists_them_as_restated():
-    plan = plan_of(states(P, P), restate=True, chunk_days=7)
+    # GIVEN published days of a dataset none of whose facts are published in the window
+    plan = plan_of(states(P, P), totals={FACTS: {}}, restate=True, chunk_days=7)
 
     assert plan.chunks == [Chunk(day(0), day(1))]
     assert plan.skipped == []
-    assert plan.restated == {day(0): (0, 0.0), day(1): (0, 0.0)}
+    assert plan.restated == {day(0): (DayTotals(FACTS),), day(1): (DayTotals(FACTS),)}
+    assert f"    {day(0)}  0 rows, {FACTS.totals_column} 0.00 now published" in plan.describe()
+
+
+def test_a_restated_day_of_no_dataset_the_plan_builds_is_listed_by_its_day_alone():
+    # GIVEN a plan over models built from no dataset's facts (a versioned mart alone)
+    plan = plan_of(states(S), chunk_days=7)
+
+    # THEN its restated day is listed, with no dataset's totals
+    assert plan.restated == {day(0): ()}
+    assert f"    {day(0)}" in plan.describe()
 
 
 @pytest.mark.parametrize(
@@ -95,7 +132,7 @@ def test_only_days_rebuilds_exactly_those_days_even_when_published():
 
     assert [d for chunk in plan.chunks for d in chunk.days] == [day(1), day(2)]
     assert set(plan.states) == {day(1), day(2)}
-    assert plan.restated == {day(1): (0, 0.0)}
+    assert set(plan.restated) == {day(1)}
     assert plan.skipped == []
 
 
