@@ -34,7 +34,7 @@ from refill.rules import preview as rules
 from refill.rules.plan import BackfillPlan
 from refill.rules.window import window_vars
 from refill.views import preview_report
-from refill.warehouse import ops, preview_store
+from refill.warehouse import ops, preview_changes, preview_store
 from refill.warehouse.dbt_runner import DbtProject
 from refill.warehouse.engine import require_previews, warehouse_at
 
@@ -92,7 +92,7 @@ def run_preview(
                     )
             with context.lock(), ops.connect(settings.warehouse_path()) as connection:
                 built = [day for chunk in plan.chunks for day in chunk.days]
-                report = preview_store.report(
+                report = preview_changes.report(
                     connection, project.catalog, preview_id, window.start, window.end, built
                 )
                 report.expected = expected

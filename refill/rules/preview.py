@@ -1,6 +1,7 @@
 """A restatement preview's decisions, without I/O: its id, its record, whether it may still
 be published (nothing it depends on changed), and its report (per day and model old vs
-new, per market, the summary, the days that changed outside --expect-change).
+new for every declared measure, per value of a versioned model's key, the summary, the days
+that changed outside --expect-change).
 
 The preview itself (`refill backfill ... --preview`) writes and audits every chunk as a
 real run does and keeps it under the preview's id instead of publishing it
@@ -32,7 +33,7 @@ from refill.rules.reference import changed_seeds
 # `p` and 12 lowercase hex digits: it becomes part of relation names (schema `preview`),
 # so it is checked here and in macros/wap/refill_preview_id.sql, never pasted unchecked.
 PREVIEW_ID = re.compile(r"p[0-9a-f]{12}")
-LARGEST_CHANGES = 10  # the summary's largest changes (day, model, market)
+LARGEST_CHANGES = 10  # the summary's largest changes (day, model, key, measure)
 
 
 def new_preview_id() -> str:
@@ -215,12 +216,15 @@ def published_state_changed(
 
 @dataclass(frozen=True)
 class Change:
-    """One day of one model (and market, for a keyed model: key "" for the whole model):
-    published now vs kept by the preview."""
+    """One day of one model and one of its declared measures (and one value of its key,
+    for a keyed model's per-key change: key "" for the whole model): published now vs kept
+    by the preview. A model that declares no measure has one change per day, measure "":
+    its rows alone compare."""
 
     day: date
     model: str
     key: str
+    measure: str
     old_rows: int
     new_rows: int
     old_amount: Decimal
@@ -235,16 +239,45 @@ class Change:
         return self.old_rows != self.new_rows or self.old_amount != self.new_amount
 
 
+@dataclass(frozen=True)
+class KeyedModel:
+    """A versioned model whose changes are also reported per value of its declared key."""
+
+    name: str  # the versioned model; its versions' kept relations are <name>_v<n>
+    key_column: str  # its `key`, the name its per-key sections are headed by
+
+
+@dataclass(frozen=True)
+class MonthTotal:
+    """One month of a keyed model, one key value and one measure: old and new summed."""
+
+    model: str
+    month: str  # YYYY-MM
+    key: str
+    measure: str
+    old: Decimal
+    new: Decimal
+
+    @property
+    def change(self) -> Decimal:
+        return self.new - self.old
+
+
 @dataclass
 class PreviewReport:
     preview_id: str
     start: date
     end: date
-    amount_label: str  # what the amount is, e.g. "amount_usd (USD)"
-    days: list[Change] = field(default_factory=list)  # per day and model
-    markets: list[Change] = field(default_factory=list)  # per day, model and market
+    days: list[Change] = field(default_factory=list)  # per day, model and measure
+    by_key: list[Change] = field(default_factory=list)  # per day, keyed model, key, measure
+    keyed: dict[str, KeyedModel] = field(default_factory=dict)  # kept model -> its keyed model
     expected: planning.DateRange | None = None
     facts_model: str = ""  # the primary dataset's facts: the page's row per day
+
+    @property
+    def measures(self) -> list[str]:
+        """Every measure compared, in the order the report first meets it."""
+        return list(dict.fromkeys(c.measure for c in self.days + self.by_key if c.measure))
 
     @property
     def days_changed(self) -> list[date]:
@@ -264,23 +297,34 @@ class PreviewReport:
         return [day for day in self.days_changed if not window.start <= day <= window.end]
 
     def largest(self) -> list[Change]:
-        changes = [c for c in self.markets or self.days if c.changed]
-        changes.sort(key=lambda c: (-abs(c.amount_change), c.day, c.model, c.key))
+        changes = [c for c in self.by_key or self.days if c.changed]
+        changes.sort(key=lambda c: (-abs(c.amount_change), c.day, c.model, c.key, c.measure))
         return changes[:LARGEST_CHANGES]
 
-    def totals_by_market_and_month(self) -> list[tuple[str, str, Decimal, Decimal]]:
-        """(month YYYY-MM, market, old, new) summed over the revenue marts' first model
-        (one model, so a total is not counted once per version)."""
-        if not self.markets:
+    def keyed_models(self) -> list[KeyedModel]:
+        return sorted(set(self.keyed.values()), key=lambda keyed: keyed.name)
+
+    def by_key_of(self, keyed: KeyedModel) -> list[Change]:
+        """The per-key changes of `keyed`'s versions."""
+        return [c for c in self.by_key if self.keyed.get(c.model) == keyed]
+
+    def totals_by_key_and_month(self, keyed: KeyedModel) -> list[MonthTotal]:
+        """Per month, key value and measure, old and new summed over `keyed`'s first
+        version kept (one version, so a total is not counted once per version)."""
+        changes = self.by_key_of(keyed)
+        if not changes:
             return []
-        model = sorted({c.model for c in self.markets})[0]
-        sums: dict[tuple[str, str], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
-        for c in self.markets:
+        model = min(c.model for c in changes)
+        sums: dict[tuple[str, str, str], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
+        for c in changes:
             if c.model == model:
-                pair = sums[(c.day.strftime("%Y-%m"), c.key)]
+                pair = sums[(c.day.strftime("%Y-%m"), c.key, c.measure)]
                 pair[0] += c.old_amount
                 pair[1] += c.new_amount
-        return [(month, key, old, new) for (month, key), (old, new) in sorted(sums.items())]
+        return [
+            MonthTotal(keyed.name, month, key, measure, old, new)
+            for (month, key, measure), (old, new) in sorted(sums.items())
+        ]
 
     def as_json(self) -> dict:
         def rows(changes: Iterable[Change]) -> list[dict]:
@@ -293,16 +337,18 @@ class PreviewReport:
             "preview_id": self.preview_id,
             "start": self.start.isoformat(),
             "end": self.end.isoformat(),
-            "amount": self.amount_label,
+            "measures": self.measures,
             "expected": str(self.expected) if self.expected else None,
             "days_changed": [d.isoformat() for d in self.days_changed],
             "days_unchanged": [d.isoformat() for d in self.days_unchanged],
             "unexpected": [d.isoformat() for d in self.unexpected],
             "days": rows(self.days),
-            "markets": rows(self.markets),
+            "keys": {model: keyed.key_column for model, keyed in sorted(self.keyed.items())},
+            "by_key": rows(self.by_key),
             "largest": rows(self.largest()),
-            "by_market_and_month": [
-                {"month": m, "market": k, "old": old, "new": new, "change": new - old}
-                for m, k, old, new in self.totals_by_market_and_month()
+            "by_key_and_month": [
+                {**asdict(total), "change": total.change}
+                for keyed in self.keyed_models()
+                for total in self.totals_by_key_and_month(keyed)
             ],
         }

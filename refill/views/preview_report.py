@@ -24,6 +24,7 @@ def _day_rows(report: PreviewReport) -> list[list[str]]:
             _number(c.old_rows),
             _number(c.new_rows),
             _signed(c.new_rows - c.old_rows),
+            c.measure or "-",
             _number(c.old_amount),
             _number(c.new_amount),
             _signed(c.amount_change),
@@ -34,46 +35,56 @@ def _day_rows(report: PreviewReport) -> list[list[str]]:
 
 
 def _sections(report: PreviewReport, record: PreviewRecord) -> list[tuple[str, list[str], list]]:
+    """The report's tables: per day and model, then each keyed model per day and key and
+    per month (headed by its declared key's name), and the largest changes."""
     days = (
         "per day and model",
         ["day", "model", "rows old", "rows new", "rows change"]
-        + ["amount old", "amount new", "change", "change %"],
+        + ["measure", "old", "new", "change", "change %"],
         _day_rows(report),
     )
-    markets = (
-        "per day and market (revenue marts)",
-        ["day", "model", "market", "old", "new", "change"],
-        [
-            [str(c.day), c.model, c.key, _number(c.old_amount), _number(c.new_amount)]
-            + [_signed(c.amount_change)]
-            for c in report.markets
-            if c.changed
-        ][:SHOWN_DAYS],
-    )
+    per_key = [
+        (
+            f"per day and {keyed.key_column} ({keyed.name})",
+            ["day", "model", keyed.key_column, "measure", "old", "new", "change"],
+            [
+                [str(c.day), c.model, c.key, c.measure, _number(c.old_amount)]
+                + [_number(c.new_amount), _signed(c.amount_change)]
+                for c in report.by_key_of(keyed)
+                if c.changed
+            ][:SHOWN_DAYS],
+        )
+        for keyed in report.keyed_models()
+    ]
     largest = (
         "largest changes",
-        ["day", "model", "market", "old", "new", "change"],
+        ["day", "model", "key", "measure", "old", "new", "change"],
         [
-            [str(c.day), c.model, c.key or "-", _number(c.old_amount), _number(c.new_amount)]
-            + [_signed(c.amount_change)]
+            [str(c.day), c.model, c.key or "-", c.measure or "-", _number(c.old_amount)]
+            + [_number(c.new_amount), _signed(c.amount_change)]
             for c in report.largest()
         ],
     )
-    by_month = (
-        "total change by market and month",
-        ["month", "market", "old", "new", "change", "change %"],
-        [
-            [m, k, _number(old), _number(new), _signed(new - old), _percent(old, new)]
-            for m, k, old, new in report.totals_by_market_and_month()
-        ],
-    )
-    return [days, markets, largest, by_month]
+    by_month = [
+        (
+            f"total change by {keyed.key_column} and month ({keyed.name})",
+            ["month", keyed.key_column, "measure", "old", "new", "change", "change %"],
+            [
+                [t.month, t.key, t.measure, _number(t.old), _number(t.new), _signed(t.change)]
+                + [_percent(t.old, t.new)]
+                for t in report.totals_by_key_and_month(keyed)
+            ],
+        )
+        for keyed in report.keyed_models()
+    ]
+    return [days, *per_key, largest, *by_month]
 
 
 def _headline(report: PreviewReport, record: PreviewRecord) -> list[str]:
+    compared = ", ".join(["rows", *report.measures])
     lines = [
         f"restatement preview {report.preview_id}: {report.start}..{report.end} "
-        f"(amounts: {report.amount_label}); nothing published",
+        f"(compared: {compared}); nothing published",
         f"days changed: {len(report.days_changed)}, unchanged: {len(report.days_unchanged)}",
     ]
     if report.expected is not None:
@@ -118,10 +129,14 @@ def markdown_table(headers: list[str], rows: list[list]) -> list[str]:
 
 
 def page(report: PreviewReport, record: PreviewRecord) -> str:
-    """The page beside the board: the board's stylesheet, a row per day (every model's
-    amount old and new), a bar for its change scaled to the largest change."""
+    """The page beside the board: the board's stylesheet, a row per day (the headline
+    model's rows and first measure, old and new), a bar for its change scaled to the
+    largest change."""
     css = resources.files("refill.views.board").joinpath("board.css").read_text("utf-8")
-    facts = [c for c in report.days if c.model == _headline_model(report)]
+    model = _headline_model(report)
+    of_model = [c for c in report.days if c.model == model]
+    measure = of_model[0].measure if of_model else ""
+    facts = [c for c in of_model if c.measure == measure]
     scale = max((abs(c.amount_change) for c in facts), default=Decimal(0)) or Decimal(1)
     rows = []
     for c in facts:
@@ -136,13 +151,14 @@ def page(report: PreviewReport, record: PreviewRecord) -> str:
             f'background:{colour}"></div></td></tr>'
         )
     summary = "".join(f"<div>{html.escape(line)}</div>" for line in _headline(report, record))
+    label = html.escape(measure or "no measure")
     return (
         "<!doctype html><html><head><meta charset=utf-8>"
         f"<title>refill preview {report.preview_id}</title><style>{css}</style></head><body>"
         f"<header><h1>refill restatement preview</h1><span class=muted>{report.preview_id}"
         f"</span></header><div class=asof>{summary}</div>"
         '<div class=scroll><table class="board"><thead><tr><th>day</th><th>rows old</th>'
-        "<th>rows new</th><th>amount old</th><th>amount new</th><th>change</th><th></th>"
+        f"<th>rows new</th><th>{label} old</th><th>{label} new</th><th>change</th><th></th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div></body></html>\n"
     )
 

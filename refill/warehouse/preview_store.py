@@ -1,8 +1,8 @@
 """A restatement preview's SQL: its record (ops.refill_previews) and the chunks a publish
 of it committed (ops.refill_preview_chunks), what it kept (schema `preview`, written by
-macros/wap/refill_keep_preview.sql), the published state it depends on, its report against
-the published relations (the one diff engine, refill.warehouse.diff), and dropping it (once
-published, expired, or left by a killed run). The decisions are refill.rules.preview's.
+macros/wap/refill_keep_preview.sql), the published state it depends on, and dropping it (once
+published, expired, or left by a killed run); its report is refill.warehouse.preview_changes.
+The decisions are refill.rules.preview's.
 
 The record's tables are created here, not in the ops DDL macro: only a preview needs them,
 and a warehouse that never previewed has none. A record is read as its row's JSON
@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
-from decimal import Decimal
 from pathlib import Path
 
 from refill import settings
 from refill.errors import RefillError
 from refill.rules import readiness, reference
-from refill.rules.catalog import Catalog
 from refill.rules.preview import (
     PREVIEW_ID,
-    Change,
     PreviewRecord,
-    PreviewReport,
     PublishedState,
     checked_preview_id,
     state_key,
@@ -116,18 +112,19 @@ def kept_relations(connection, preview_id: str) -> dict[str, str]:
     return kept
 
 
-def _kept_ledger(relation: str) -> str:
+def kept_ledger(relation: str) -> str:
+    """The preview's table of the ledger rows it computed beside a kept relation."""
     return relation[:-1] + '__ledger"'
 
 
-def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
+def readkept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
     """(model, day, code_version, source_fingerprint, rows_written, reference_fingerprint)
     the preview computed."""
     rows = []
     for model, relation in kept_relations(connection, preview_id).items():
         rows += connection.execute(
             "select model_name, partition_date, code_version, source_fingerprint, rows_written, "
-            f"reference_fingerprint from {_kept_ledger(relation)} where model_name = ? "
+            f"reference_fingerprint from {kept_ledger(relation)} where model_name = ? "
             "order by partition_date",
             [model],
         ).fetchall()
@@ -387,113 +384,3 @@ def latest_preview(connection, now: datetime) -> tuple[str, date, date, datetime
         "where expires_at > ? order by created_at desc, preview_id limit 1",
         [now],
     ).fetchone()
-
-
-# -- the report ----------------------------------------------------------------------------
-
-
-def report(
-    connection, catalog: Catalog, preview_id: str, start: date, end: date, days: list[date]
-) -> PreviewReport:
-    """Per day and model, rows and amount published now vs kept; per market for the
-    versioned marts. Rows come from the ledgers (every model has them), amounts from the
-    facts' totals column and the versioned marts' headline measure. Only the `days` the
-    preview built are compared (contiguous or not): a day of the window between two of its
-    chunks keeps its published rows, it does not go to none."""
-    built = set(days)
-    kept = kept_relations(connection, preview_id)
-    amounts: dict[str, tuple[str, str | None, str]] = {}  # model -> (day column, key, measure)
-    for dataset in catalog.datasets:
-        amounts[dataset.facts_model] = (dataset.partition_column, None, dataset.totals_column)
-    for versioned in catalog.versioned:
-        for model in kept:
-            if model.startswith(versioned.name + "_v"):
-                amounts[model] = (versioned.partition_column, None, versioned.measures[0])
-    has_ledger = ops.has_table(connection, "ops", "partition_ledger")
-    result = PreviewReport(preview_id, start, end, amount_label=_amount_label(catalog))
-    result.facts_model = catalog.primary.facts_model
-    for model, relation in sorted(kept.items()):
-        rows_old: dict[date, int] = {}
-        if has_ledger:
-            rows_old = dict(
-                connection.execute(
-                    "select partition_date, rows_written from ops.partition_ledger "
-                    "where model_name = ? and status = 'published' "
-                    "and partition_date between ? and ?",
-                    [model, start, end],
-                ).fetchall()
-            )
-        rows_new = dict(
-            connection.execute(
-                f"select partition_date, rows_written from {_kept_ledger(relation)} "
-                "where model_name = ?",
-                [model],
-            ).fetchall()
-        )
-        old_amounts: dict[date, Decimal] = {}
-        new_amounts: dict[date, Decimal] = {}
-        if model in amounts and ops.has_table(connection, "main", model):
-            column, _, measure = amounts[model]
-            published = f"main.{diff.quoted(model)}"
-            for day, _key, before, after in _paired(
-                connection, published, relation, column, None, measure, start, end
-            ):
-                old_amounts[day], new_amounts[day] = Decimal(before), Decimal(after)
-        elif model in amounts:
-            column, _, measure = amounts[model]
-            for day, total in connection.execute(
-                f"select {diff.quoted(column)}, sum({diff.quoted(measure)}) from {relation} "
-                "group by 1"
-            ).fetchall():
-                new_amounts[day] = Decimal(total or 0)
-        for day in sorted((set(rows_old) | set(rows_new)) & built):
-            result.days.append(
-                Change(
-                    day,
-                    model,
-                    "",
-                    int(rows_old.get(day, 0)),
-                    int(rows_new.get(day, 0)),
-                    old_amounts.get(day, Decimal(0)),
-                    new_amounts.get(day, Decimal(0)),
-                )
-            )
-    for versioned in catalog.versioned:
-        for model, relation in sorted(kept.items()):
-            if not model.startswith(versioned.name + "_v"):
-                continue
-            before = (
-                f"main.{diff.quoted(model)}"
-                if ops.has_table(connection, "main", model)
-                else f"(select * from {relation} where false)"
-            )
-            for day, key, old, new in _paired(
-                connection,
-                before,
-                relation,
-                versioned.partition_column,
-                versioned.key_column,
-                versioned.measures[0],
-                start,
-                end,
-            ):
-                if day in built:
-                    result.markets.append(
-                        Change(day, model, str(key), 0, 0, Decimal(old), Decimal(new))
-                    )
-    result.days.sort(key=lambda c: (c.day, c.model))
-    result.markets.sort(key=lambda c: (c.day, c.model, c.key))
-    return result
-
-
-def _paired(connection, before, after, column, key, measure, start, end) -> list[tuple]:
-    sql, parameters = diff.paired_sql(
-        before, after, column, key, {"amount": f"sum({diff.quoted(measure)})"}, (start, end)
-    )
-    return connection.execute(
-        f"select day, key, before_amount, after_amount from ({sql}) order by 1, 2", parameters
-    ).fetchall()
-
-
-def _amount_label(catalog: Catalog) -> str:
-    return f"{catalog.primary.totals_column} (USD)"

@@ -107,8 +107,8 @@ def test_a_preview_leaves_what_consumers_read_equal_and_reports_the_change(
     )[0]
     assert changed[d(5).isoformat()]["new_rows"] == new_rows
     assert str(new_total) == changed[d(5).isoformat()]["new_amount"]
-    markets = {row["model"] for row in saved["markets"] if row["amount_change"] != "0.00"}
-    assert markets == {"fct_daily_revenue_v1", "fct_daily_revenue_v2"}
+    keyed = {row["model"] for row in saved["by_key"] if row["amount_change"] != "0.00"}
+    assert keyed == {"fct_daily_revenue_v1", "fct_daily_revenue_v2"}
     assert "changed outside it: " + d(5).isoformat() in outcome.text
     assert (tmp_path / "reports" / outcome.preview_id / "report.html").read_text().count(
         "<tr>"
@@ -502,7 +502,7 @@ def test_a_preview_of_days_that_are_not_contiguous_reports_only_those_days(works
     saved = json.loads((tmp_path / "reports" / outcome.preview_id / "report.json").read_text())
     assert saved["days_changed"] == [d(2).isoformat(), d(5).isoformat()]
     assert {row["day"] for row in saved["days"]} == {d(2).isoformat(), d(5).isoformat()}
-    assert {row["day"] for row in saved["markets"]} <= {d(2).isoformat(), d(5).isoformat()}
+    assert {row["day"] for row in saved["by_key"]} <= {d(2).isoformat(), d(5).isoformat()}
 
 
 def test_a_failed_from_preview_chunk_says_why(workspace, monkeypatch, six_days_published):

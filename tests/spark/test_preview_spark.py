@@ -47,9 +47,9 @@ def preview_of(output: str) -> str:
 
 
 def report_rows(folder: Path, preview_id: str) -> tuple[list, list]:
-    """The saved report's per-day and per-market rows, without the preview's id."""
+    """The saved report's per-day and per-key rows, without the preview's id."""
     saved = json.loads((folder / preview_id / "report.json").read_text())
-    return saved["days"], saved["markets"]
+    return saved["days"], saved["by_key"]
 
 
 def plain_dbt_publish(environment: dict, preview_id: str, start: date, end: date):

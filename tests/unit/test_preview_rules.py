@@ -108,10 +108,10 @@ def test_expected_range_and_the_days_that_change_outside_it():
     assert rules.parse_expected_range(None) is None
     with pytest.raises(RefillError):
         rules.parse_expected_range("2025-03-01")
-    report = rules.PreviewReport("p0123456789ab", DAY, DAY + timedelta(days=2), "usd")
+    report = rules.PreviewReport("p0123456789ab", DAY, DAY + timedelta(days=2))
     for offset, new in [(0, Decimal("10")), (1, Decimal("5")), (2, Decimal("7"))]:
         day = DAY + timedelta(days=offset)
-        report.days.append(rules.Change(day, "fct_payments", "", 1, 1, Decimal("5"), new))
+        report.days.append(rules.Change(day, "fct_x", "", "total", 1, 1, Decimal("5"), new))
     report.expected = rules.parse_expected_range("2025-03-01..2025-03-01")
     assert report.days_changed == [DAY, DAY + timedelta(days=2)]
     assert report.days_unchanged == [DAY + timedelta(days=1)]
@@ -119,11 +119,27 @@ def test_expected_range_and_the_days_that_change_outside_it():
     assert [c.day for c in report.largest()] == [DAY, DAY + timedelta(days=2)]
 
 
-def test_totals_by_market_and_month_count_one_version_only():
-    report = rules.PreviewReport("p0123456789ab", DAY, DAY, "usd")
-    for model, new in [("fct_daily_revenue_v1", "12"), ("fct_daily_revenue_v2", "99")]:
-        report.markets.append(rules.Change(DAY, model, "DE", 0, 0, Decimal("10"), Decimal(new)))
-    assert report.totals_by_market_and_month() == [("2025-03", "DE", Decimal("10"), Decimal("12"))]
+def test_totals_by_key_and_month_count_one_version_only_for_every_measure():
+    # GIVEN two versions of a keyed model, each with two measures on one key value
+    keyed = rules.KeyedModel("mart", "region")
+    report = rules.PreviewReport("p0123456789ab", DAY, DAY)
+    for model, new in [("mart_v1", "12"), ("mart_v2", "99")]:
+        report.keyed[model] = keyed
+        for measure in ("sales", "orders"):
+            report.by_key.append(
+                rules.Change(DAY, model, "north", measure, 0, 0, Decimal("10"), Decimal(new))
+            )
+
+    # WHEN its totals per key and month are summed
+    totals = report.totals_by_key_and_month(keyed)
+
+    # THEN one version counts, once per measure, under the model's name
+    assert [(t.model, t.month, t.key, t.measure, t.old, t.new) for t in totals] == [
+        ("mart", "2025-03", "north", "orders", Decimal("10"), Decimal("12")),
+        ("mart", "2025-03", "north", "sales", Decimal("10"), Decimal("12")),
+    ]
+    assert report.measures == ["sales", "orders"]
+    assert report.as_json()["keys"] == {"mart_v1": "region", "mart_v2": "region"}
 
 
 def test_a_chunk_checks_only_its_own_days_published_state():
