@@ -10,11 +10,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
 from refill.rules import planning
+from refill.rules.catalog import VersionedModel
+from refill.warehouse.diff import quoted
 from refill.warehouse.ops import OUTBOX_LATEST, RUN_LOG_LATEST, latest_per_key
 
 
@@ -73,7 +76,7 @@ class MartTotals:
     served: int
     previous: int | None
     switched_at: datetime | None
-    measure: str  # the column summed per day ("rows" when the mart has no revenue_usd)
+    measure: str  # the headline measure summed per day ("rows" when it declares none)
     totals: dict[int, dict[date, Decimal]] = field(default_factory=dict)
     published_days: dict[int, int] = field(default_factory=dict)  # version -> days in the ledger
     missing_days: dict[int, int] = field(default_factory=dict)  # days `served` has, v lacks
@@ -119,10 +122,15 @@ def read_notices(connection, start: date, end: date, recent: int) -> list[Notice
 VERSION_POINTER_LATEST = latest_per_key("ops.version_pointer", "model_name", "switched_at desc")
 
 
-def read_versioned_marts(connection, start: date, end: date) -> list[MartTotals]:
+def read_versioned_marts(
+    connection, start: date, end: date, declared: Sequence[VersionedModel] = ()
+) -> list[MartTotals]:
     """The versioned marts the pointer knows (ops.version_pointer, made by macros/versions/),
-    with each version's totals from `start` to `end`. Empty when this warehouse has no
-    versioned marts: the board then leaves them out."""
+    with each version's totals from `start` to `end`: the sum of its headline measure per
+    day of its partition column, as `declared` (the catalog's versioned models) names them;
+    rows per day of its first date column for a mart the project no longer declares.
+    Empty when this warehouse has no versioned marts: the board then leaves them out."""
+    declarations = {versioned.name: versioned for versioned in declared}
     if not _relation_exists(connection, "ops", "version_pointer"):
         return []
     pointers = connection.execute(
@@ -150,12 +158,15 @@ def read_versioned_marts(connection, start: date, end: date) -> list[MartTotals]
                     [schema, table],
                 ).fetchall()
             )
-            day_column = "event_date" if "event_date" in columns else None
-            day_column = day_column or next((c for c, t in columns.items() if t == "DATE"), None)
+            declaration = declarations.get(name)
+            day_column = declaration.partition_column if declaration else None
+            if day_column not in columns:
+                day_column = next((c for c, t in columns.items() if t == "DATE"), None)
             if day_column is None:
                 continue
-            if "revenue_usd" in columns:
-                mart.measure, total = "revenue_usd", 'coalesce(sum("revenue_usd"), 0)'
+            headline = declaration.measures[0] if declaration else None
+            if headline in columns:
+                mart.measure, total = headline, f"coalesce(sum({quoted(headline)}), 0)"
             else:
                 total = "count(*)"
             rows = connection.execute(

@@ -140,9 +140,11 @@ def test_a_cutover_on_spark_checks_reports_switches_and_rolls_back_like_duckdb(
     # and the board reads the mart as readers get it: once, served v1 since the rollback,
     # with each version's totals per day
     reader = SparkClusterWarehouse(cluster_workspace.locks).open(read_only=True, wait_seconds=0)
-    (mart,) = board_reads.read_versioned_marts(reader, day(1), day(3))
+    declared = spark_dbt.catalog.versioned
+    (mart,) = board_reads.read_versioned_marts(reader, day(1), day(3), declared)
     reader.close()
-    assert (mart.name, mart.served, mart.previous, mart.measure) == (MODEL, 1, 2, "revenue_usd")
+    headline = declared[0].measures[0]
+    assert (mart.name, mart.served, mart.previous, mart.measure) == (MODEL, 1, 2, headline)
     for version in (1, 2):
         per_day = f"select event_date, sum(revenue_usd) from main.{MODEL}_v{version} group by 1"
         assert mart.totals[version] == dict(workspace.rows(per_day)), version

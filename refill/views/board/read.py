@@ -10,7 +10,7 @@ from pathlib import Path
 
 from refill import settings
 from refill.rules import planning
-from refill.rules.catalog import Dataset
+from refill.rules.catalog import Catalog
 from refill.views import status
 from refill.views.board import rows
 from refill.views.board.model import (
@@ -23,6 +23,7 @@ from refill.views.board.model import (
 )
 from refill.warehouse import board_reads, locking, ops, preview_store
 from refill.warehouse.board_reads import RunEntry
+from refill.warehouse.dbt_runner import shared_project
 from refill.warehouse.engine import warehouse_at
 from refill.warehouse.partition_status import DayStatus
 
@@ -40,13 +41,16 @@ def live_builders(warehouse: Path) -> list[locking.Holder]:
 
 
 def read_extras(
-    warehouse: Path, window: planning.DateRange, connection=None, dataset: Dataset | None = None
+    warehouse: Path, window: planning.DateRange, connection=None, catalog: Catalog | None = None
 ) -> Extras:
     """Every attempt, the run log, the outbox, the data-as-of and the versioned marts, on
-    `connection` when given, else through a read of their own (ops.read_warehouse)."""
+    `connection` when given, else through a read of their own (ops.read_warehouse). The
+    events per hour are the primary dataset's, and the marts' measures as `catalog` (the
+    project's, when not given) declares them."""
     if connection is None:
         with ops.read_warehouse(warehouse, reader=READER) as own:
-            return read_extras(warehouse, window, own, dataset)
+            return read_extras(warehouse, window, own, catalog)
+    catalog = catalog or shared_project().catalog
     extras = Extras()
     if not ops.has_ops(connection):
         return extras
@@ -57,9 +61,11 @@ def read_extras(
     extras.data_as_of = ops.read_data_as_of(connection)
     extras.marts = [
         VersionedMart(**vars(mart))
-        for mart in board_reads.read_versioned_marts(connection, window.start, window.end)
+        for mart in board_reads.read_versioned_marts(
+            connection, window.start, window.end, catalog.versioned
+        )
     ]
-    extras.hourly = status.read_hourly_counts(window, connection, dataset)
+    extras.hourly = status.read_hourly_counts(window, connection, catalog.primary)
     return extras
 
 
@@ -88,7 +94,7 @@ def snapshot(
     with ops.read_warehouse(warehouse, reader=READER, wait_seconds=lock_wait_seconds) as c:
         if statuses is None:
             statuses = status.collect_for(project, window, connection=c)
-        extras = read_extras(warehouse, window, c, project.catalog.primary)
+        extras = read_extras(warehouse, window, c, project.catalog)
         latest = preview_store.latest_preview(c, ops.utc_now())
     board = rows.assemble(
         statuses,
