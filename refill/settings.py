@@ -78,7 +78,7 @@ DAILY_BY_HAND_WAIT_SECONDS = 0.0
 # (memory follows lines, not days: a chunk of 500,000 lines peaks near 0.55 GiB) or at
 # CHUNK_DAYS days, whichever comes first. Each chunk pays about a second of work that does
 # not depend on its size (a dbt invocation, four models' audits and ledger rows, ~25
-# window-scoped tests, a checkpoint): at 500,000 lines (46 days at 10,000 payments a day)
+# window-scoped tests, a checkpoint): at 500,000 lines (46 days at the example's 10,000 lines a day)
 # that keeps a 30-day range's cost per day within 30% of a year's with room to spare
 # (measured +18%; 600,000 lines measured +29% and no faster within noise). Measured in
 # docs/performance.md.

@@ -12,7 +12,7 @@ reason:
    rules give from its upstream facts, the view `ops.<model>_v<n>__expected` that the
    version's in-transaction audit keeps (one home for those rules, dbt's macro
    fct_daily_revenue_expected_sql);
-3. consent: a diff report (totals per market before and after, days changed, the
+3. consent: a diff report (totals per key value before and after, days changed, the
    largest changes; refill.views.cutover_report) is shown first, and the switch needs
    `--yes`; `--dry-run` only reports.
 

@@ -3,7 +3,7 @@
 The readiness rule (refill/rules/readiness.py) reads two kinds of file, a day's `_SUCCESS`
 manifest and its part files, and the line reader reads the part files again. A symbolic
 link there reads whatever it points at (`/proc/self/environ`, with the webhook token in it,
-once landed in `payments_quarantine.line_text`: the symlinked part file); a FIFO, a socket or a
+once landed in the example's quarantine `line_text`: the symlinked part file); a FIFO, a socket or a
 device blocks or reads what is not a file; a second hard link is the same bytes under another
 name, perhaps outside the landing. So each file is judged by `lstat` (never following a
 link), opened with O_NOFOLLOW, and checked, on the open descriptor, to be the file judged.

@@ -18,7 +18,7 @@ the landing (refill/rules/landed_files.py): a symbolic link, a FIFO, a socket, a
 a folder named like a part file or a file with a second hard link makes the day not
 ready, naming the file.
 What a ready verdict carries is therefore safe to use: dbt reads the verdicts as JSON
-the engine parses itself (stg_payments__manifests), never as SQL text.
+the engine parses itself (a dataset's `stg_<dataset>__manifests`), never as SQL text.
 
 One process asks about the same day several times (the plan, dbt's gate in each
 chunk, the board at the end); the per-file work, a line count and a hash, is

@@ -7,15 +7,16 @@ A dataset declares what its days read of each seed on its facts model,
 - `{seed: S, day: C}`: the rows of S whose date column C is the partition day;
 - `{seed: S, month: C}`: the rows of S whose C falls in the partition day's month (a
   monthly average, say);
-- `{seed: S, distinct: [C, ...]}`: the set of values of those columns over all of S (the
-  known currencies): an input of every day.
+- `{seed: S, distinct: [C, ...]}`: the set of values of those columns over all of S (in the
+  example, the known currencies): an input of every day.
 
 A day's reference fingerprint names, per seed, a digest of exactly those rows:
-`fx_rates_daily:<16 hex>,markets:<16 hex>`. It is what the day's ledger rows record (the
-build reads it through the dbt plugin, from the file whose bytes the warehouse loaded,
-checked against ops.seed_loads) and what refill compares with now: a corrected rate makes
-stale exactly the days whose declared rows changed, naming the seed. A row whose date
-column is not an ISO date cannot be placed on a day: it counts as read by every day.
+`<seed>:<16 hex>,<seed>:<16 hex>` (the example's `fx_rates_daily:...,markets:...`).
+It is what the day's ledger rows record (the build reads it through the dbt plugin, from
+the file whose bytes the warehouse loaded, checked against ops.seed_loads) and what refill
+compares with now: a corrected rate makes stale exactly the days whose declared rows
+changed, naming the seed. A row whose date column is not an ISO date cannot be placed on
+a day: it counts as read by every day.
 
 What the declaration does not cover stays code: a seed a model reads that its datasets do
 not declare keeps its content in the model's code version (macros/ops/refill_code_version.sql).
