@@ -117,7 +117,7 @@ def kept_ledger(relation: str) -> str:
     return relation[:-1] + '__ledger"'
 
 
-def readkept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
+def read_kept_ledger(connection, preview_id: str) -> list[tuple[str, date, str, str, int, str]]:
     """(model, day, code_version, source_fingerprint, rows_written, reference_fingerprint)
     the preview computed."""
     rows = []
