@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import string
 import time
+from collections.abc import Mapping
 from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
+import yaml
 
 from refill.rules.readiness import MANIFEST_NAME, PART_GLOB, day_folder
 from refill.sample_data import DATASET
@@ -33,11 +35,32 @@ class _Placeholders(string.Template):
 
 
 SEEDS = REPO / "seeds"
+PROJECT_FILE = REPO / "dbt_project.yml"
 
 
-def rule_sql(macro: str, *args: str, rules: Path = RULES) -> str:
-    """A row rule of macros/rules/ (or of another copy of them, `rules`) called with string
-    arguments, rendered to SQL.
+def declared_rule(dataset: str, relations: Mapping[str, str]) -> dict:
+    """The dataset's line rule as refill_classify_landed_lines takes it, from its one
+    declaration (vars.refill_datasets in dbt_project.yml), each `accepted_in` reading the
+    relation `relations` names for its ref: what the dbt project's refill_lines_rule
+    gives, for a contender without dbt's context (the declaration is the example's, which
+    refill_lines_rule accepts, so no check is repeated here)."""
+    declared = yaml.safe_load(PROJECT_FILE.read_text())["vars"]["refill_datasets"][dataset]
+    fields = []
+    for field in declared["fields"]:
+        field = dict(field)
+        if "accepted_in" in field:
+            accepted = field["accepted_in"]
+            field["accepted_in"] = {
+                "relation": relations[accepted["ref"]],
+                "column": accepted.get("column", field["name"]),
+            }
+        fields.append(field)
+    return {**declared, "fields": fields}
+
+
+def rule_sql(macro: str, *args: object, rules: Path = RULES) -> str:
+    """A row rule of macros/rules/ (or of another copy of them, `rules`) called with the
+    arguments (strings, a rule's dict) as Jinja literals, rendered to SQL.
 
     Row rules are plain SQL and Jinja (no dbt context), so jinja2 renders them as dbt does."""
     import jinja2
@@ -58,7 +81,9 @@ def render(landing: Path, start: date, end: date) -> str:
         part_files=sql_list(f"{folder}/{PART_GLOB}" for folder in folders),
         landed_lines=rule_sql("refill_split_landed_lines", "files", landing.as_posix()),
         classified_lines=rule_sql(
-            "refill_classify_payment_lines", "raw_lines", "markets", "fx_rates"
+            "refill_classify_landed_lines",
+            "raw_lines",
+            declared_rule(DATASET, {"markets": "markets", "fx_rates_daily": "fx_rates"}),
         ),
         start=start.isoformat(),
         end=end.isoformat(),

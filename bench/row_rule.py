@@ -24,22 +24,25 @@ from bench import floor
 from refill.rules.readiness import PART_GLOB, day_folder
 from refill.sample_data import DATASET
 
-RULE_NAMES = ("refill_split_landed_lines", "refill_classify_payment_lines")
+RULE_NAMES = ("refill_split_landed_lines", "refill_classify_landed_lines")
+# Before the line rule was derived from a dataset's declaration, payments had a rule of its
+# own: a baseline at such a revision runs that one, so the two are measured side by side.
+PAYMENTS_RULE = "refill_classify_payment_lines"
 
 
 def rules_at(repo: Path, revision: str, into: Path) -> Path:
     """The row rules (macros/rules/*.sql) as they were at `revision`, written under `into`."""
     into.mkdir(parents=True, exist_ok=True)
-    for name in RULE_NAMES:
-        source = subprocess.run(
+    for name in (*RULE_NAMES, PAYMENTS_RULE):
+        shown = subprocess.run(
             ["git", "show", f"{revision}:macros/rules/{name}.sql"],
             cwd=repo,
             capture_output=True,
             text=True,
-            check=True,
             timeout=30,
-        ).stdout
-        (into / f"{name}.sql").write_text(source)
+        )
+        if shown.returncode == 0:
+            (into / f"{name}.sql").write_text(shown.stdout)
     return into
 
 
@@ -50,9 +53,12 @@ def _part_files(landing: Path, start: date, end: date) -> list[str]:
 
 def staging_sql(landing: Path, start: date, end: date, rules: Path) -> str:
     split = floor.rule_sql("refill_split_landed_lines", "files", landing.as_posix(), rules=rules)
-    classify = floor.rule_sql(
-        "refill_classify_payment_lines", "raw_lines", "markets", "currencies", rules=rules
-    )
+    if (rules / f"{PAYMENTS_RULE}.sql").exists():
+        classify = floor.rule_sql(PAYMENTS_RULE, "raw_lines", "markets", "currencies", rules=rules)
+    else:
+        relations = {"markets": "markets", "fx_rates_daily": "currencies"}
+        rule = floor.declared_rule(DATASET, relations)
+        classify = floor.rule_sql("refill_classify_landed_lines", "raw_lines", rule, rules=rules)
     markets = floor.sql_string(floor.SEEDS / "markets.csv")
     fx_rates = floor.sql_string(floor.SEEDS / "fx_rates_daily.csv")
     part_files = floor.sql_list(_part_files(landing, start, end))

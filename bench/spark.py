@@ -36,7 +36,14 @@ from pathlib import Path
 import duckdb
 
 from bench import reconcile
-from bench.contenders import _BACKFILL_SUMMARY, BENCH_DIR, REPO_DIR, Run, Workbench
+from bench.contenders import (
+    _BACKFILL_SUMMARY,
+    BENCH_DIR,
+    REPO_DIR,
+    Run,
+    Workbench,
+    microbatch_rule_vars,
+)
 from bench.landing import LandingSize, ensure_landing, landed_bytes
 from bench.report import PERFORMANCE_PAGE, RESULTS_DIR
 from bench.spark_report import RESULTS_NAME, markdown, publish, summarise
@@ -275,6 +282,8 @@ def microbatch(
         config.start.isoformat(),
         "--event-time-end",
         (config.end + timedelta(days=1)).isoformat(),  # exclusive
+        "--vars",
+        microbatch_rule_vars(),
     )
     measurement, details = on_cluster(
         bench, cluster, role, name, command, SPARK_MICROBATCH_PROJECT, landing

@@ -2,7 +2,8 @@
     {#--
         The code version of a model: a hash over dbt's checksum of the model and of every
         model upstream of it, every seed upstream of it, and the source of every row rule
-        (a macro under macros/rules/) those nodes call. A fix in a staging model or in the
+        (a macro under macros/rules/) those nodes call, and the declaration of every dataset
+        upstream of it (vars.refill_datasets). A fix in a staging model or in the
         classification of landed lines changes the version of every mart below it, so
         their partitions show as stale; an edit elsewhere in the repository does not.
         Other macros (audits, ledger, window plumbing) are not in dbt's node checksums: a
@@ -22,6 +23,12 @@
     {%- set node_id = unique_id or model.unique_id -%}
     {%- set contents = seed_contents if seed_contents is not none else refill_loaded_seed_contents() -%}
     {%- set checksums = refill_upstream_checksums(node_id, [], contents, refill_reference_seeds(node_id)) -%}
+    {#- A dataset's declared lines are the rule's code too (refill_lines_rule): a field, key or
+        accepted value declared otherwise makes the days below it stale. -#}
+    {%- set declared = var('refill_datasets', {}) or {} -%}
+    {%- for dataset in refill_upstream_datasets(node_id, []) | unique | sort if dataset in declared -%}
+        {%- do checksums.append('declaration.' ~ dataset ~ '=' ~ local_md5(tojson(declared[dataset], sort_keys=true))) -%}
+    {%- endfor -%}
     {%- set fingerprint = (checksums | sort | join('|')) ~ '|epoch=' ~ var('code_epoch', 1) -%}
     {{ return(local_md5(fingerprint)[:12]) }}
 {% endmacro %}

@@ -10,7 +10,7 @@
     {%- set known = [
         'start_date', 'end_date', 'max_window_days', 'allow_wide_window', 'refill_run_id',
         'refill_is_backfill', 'refill_seed_key', 'allow_dropping_unlanded_days', 'code_epoch',
-        'refill_preview_id',
+        'refill_preview_id', 'refill_datasets',
     ] -%}
     {%- set given = invocation_args_dict.get('vars') or {} -%}
     {%- if given is string -%}{%- set given = fromyaml(given) or {} -%}{%- endif -%}

@@ -13,9 +13,9 @@
     {%- if node is none or node.config.materialized == 'partitioned' or refill_builds(node) -%}
         {{ return(relation) }}
     {%- endif -%}
-    {#- A dataset's gate and reader (stg_<dataset>__manifests, stg_<dataset>__raw_lines,
-        named for the landing source they read) compute for any dataset; the classified
-        lines are payments' own rule. -#}
+    {#- A dataset's gate, reader and classified lines (stg_<dataset>__manifests,
+        stg_<dataset>__raw_lines, stg_<dataset>__lines, named for the landing source they
+        read and its declaration) compute for any dataset. -#}
     {%- set computed = namespace(sql=none) -%}
     {%- for source_name, table_name in node.sources -%}
         {%- if node.name == 'stg_' ~ source_name ~ '__manifests' and table_name == 'manifests' -%}
@@ -24,9 +24,9 @@
             {%- set computed.sql = refill_window_raw_lines(source_name) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if node.name == 'stg_payments__lines' -%}
-        {%- set computed.sql = refill_window_landed_lines() -%}
-    {%- endif -%}
+    {%- for dataset in refill_declared_datasets() if node.name == 'stg_' ~ dataset ~ '__lines' -%}
+        {%- set computed.sql = refill_window_landed_lines(dataset) -%}
+    {%- endfor -%}
     {%- if computed.sql is none -%}
         {{ exceptions.raise_compiler_error(
             "refill window: " ~ model.name ~ " reads " ~ node.name ~ ", a work table this command does "

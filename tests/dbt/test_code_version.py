@@ -47,7 +47,7 @@ def test_editing_a_row_rule_macro_marks_every_mart_below_it_stale(project_copy):
     # WHEN the classification of landed lines (a macro under macros/rules/) changes
     after = versions_after(
         project_copy,
-        "macros/rules/refill_classify_payment_lines.sql",
+        "macros/rules/refill_classify_landed_lines.sql",
         lambda sql: sql.replace("'not valid JSON'", "'not JSON'"),
     )
 
@@ -178,8 +178,10 @@ def test_a_comment_or_layout_edit_keeps_every_version(project_copy):
     versions_after(project_copy, "models/marts/payments/fct_payments.sql", _reformatted)
     after = versions_after(
         project_copy,
-        "macros/rules/refill_classify_payment_lines.sql",
-        lambda sql: sql.replace("-- ids", "-- the ids  /* of a line */").replace("\n", "\n\n"),
+        "macros/rules/refill_classify_landed_lines.sql",
+        lambda sql: sql.replace("-- partition", "-- the partition  /* of a line */").replace(
+            "\n", "\n\n"
+        ),
     )
 
     # THEN no partition becomes stale (issue 34 finding 13: every day was, on every mart)
@@ -203,3 +205,36 @@ def test_a_change_of_meaning_makes_stale_only_the_models_it_reaches(project_copy
     assert {m: v for m, v in after.items() if m != "fct_daily_revenue_v2"} == {
         m: v for m, v in before.items() if m != "fct_daily_revenue_v2"
     }
+
+
+def test_the_declared_lines_are_code_their_layout_is_not(project_copy):
+    # GIVEN the code versions of the project as it is
+    before = versions_after(project_copy)
+
+    # WHEN the payments declaration is only written another way (a field's entries in
+    # another order, a block mapping instead of a flow one)
+    relaid = versions_after(
+        project_copy,
+        "dbt_project.yml",
+        lambda text: text.replace(
+            "- {name: amount, type: \"decimal(18, 2)\"}",
+            "- type: \"decimal(18, 2)\"\n          name: amount",
+        ),
+    )
+
+    # THEN every mart keeps its version
+    assert relaid == before
+
+    # WHEN it accepts one more status (a change of what a line may be)
+    widened = versions_after(
+        project_copy,
+        "dbt_project.yml",
+        lambda text: text.replace(
+            "accepted_values: [captured, refunded, failed]",
+            "accepted_values: [captured, refunded, failed, disputed]",
+        ),
+    )
+
+    # THEN every mart built from the dataset's lines is stale
+    for mart in MARTS:
+        assert widened[mart] != before[mart], mart

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from bench.floor import rule_sql
+from bench.floor import declared_rule, rule_sql
 from harness.hostile import SPECIAL_PART_FILES, write_special_part
 from refill.rules import readiness
 from refill.rules.window import window_vars
@@ -246,7 +246,8 @@ def test_the_line_rule_does_not_depend_on_the_session_time_zone():
             zone_sensitive_lines(ZONE_SENSITIVE_TIMESTAMPS + ENGINE_ONLY_TIMESTAMPS)
         )
     ]
-    rule = rule_sql("refill_classify_payment_lines", "raw_lines", "markets", "currencies")
+    relations = {"markets": "markets", "fx_rates_daily": "currencies"}
+    rule = rule_sql("refill_classify_landed_lines", "raw_lines", declared_rule(DATASET, relations))
 
     # WHEN the rule classifies them in sessions set to three different zones
     results = {}

@@ -40,7 +40,7 @@ currencies as (
 ),
 
 classified as (
-    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
+    {{ refill_classify_landed_lines('raw_lines', var('refill_rule')) }}
 )
 
 select * from classified

@@ -2,7 +2,8 @@
     Every landed line of the window, parsed, typed and classified exactly once:
     published (the first copy of a valid payment), duplicate (an identical replay)
     or quarantined (malformed, or one of several conflicting versions of a
-    transaction in a day). The rule lives in refill_classify_payment_lines
+    transaction in a day). The rule is derived from the dataset's declaration
+    (vars.refill_datasets.payments in dbt_project.yml) by refill_classify_landed_lines
     (macros/rules/), shared with the benchmark's contenders.
 -#}
 
@@ -10,16 +11,8 @@ with raw_lines as (
     select * from {{ ref('stg_payments__raw_lines') }}
 ),
 
-markets as (
-    select * from {{ ref('markets') }}
-),
-
-currencies as (
-    select distinct currency from {{ ref('fx_rates_daily') }}
-),
-
 final as (
-    {{ refill_classify_payment_lines('raw_lines', 'markets', 'currencies') }}
+    {{ refill_classify_landed_lines('raw_lines', refill_lines_rule('payments')) }}
 )
 
 select * from final
