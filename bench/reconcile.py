@@ -25,7 +25,8 @@ from pathlib import Path
 
 import duckdb
 
-# How refill_classify_payment_lines words the reason of a conflicting version.
+# How refill_classify_landed_lines words the reason of a conflicting version (payments'
+# declaration names its entity `transaction`).
 CONFLICT_REASON_PREFIX = "conflicting versions of transaction"
 
 PER_DAY_SQL = """

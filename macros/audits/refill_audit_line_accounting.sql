@@ -1,8 +1,10 @@
-{% macro refill_audit_line_accounting(lines_model='stg_payments__lines', manifests_model='stg_payments__manifests') %}
+{% macro refill_audit_line_accounting(lines_model=none, manifests_model=none) %}
     {#-- Post-hook audit of a chunk (its shadow): for every day of the window, published
          rows + duplicate lines + quarantined lines = the manifest's records. Nothing
          landed is lost unseen. --#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set lines_model = lines_model or refill_dataset_model('lines') -%}
+    {%- set manifests_model = manifests_model or refill_dataset_model('manifests') -%}
     {%- set partition_column = config.require('partition_column') -%}
     {%- set query -%}
         {{ refill_fault_point('in_audit') }}

@@ -1,8 +1,8 @@
-{% macro refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
+{% macro refill_record_partitions(manifests_model=none, upstream_model=none) %}
     {{ return(adapter.dispatch('refill_record_partitions', 'refill')(manifests_model, upstream_model)) }}
 {% endmacro %}
 
-{% macro default__refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
+{% macro default__refill_record_partitions(manifests_model=none, upstream_model=none) %}
     {#--
         Post-hook, last: stage the ledger rows of the chunk's partitions (the model's
         shadow ledger), after the audits passed. refill_publish moves them into
@@ -17,6 +17,7 @@
     --#}
     {%- set window = refill_window() -%}
     {%- set partition_column = config.require('partition_column') -%}
+    {%- set manifests_model = manifests_model or (refill_dataset_model('manifests') if upstream_model is none) -%}
     {{ refill_fault_point('before_shadow_ledger') }}
 
     create or replace table {{ refill_shadow_relation(this, '__ledger') }} as
@@ -54,14 +55,15 @@
         from {{ refill_chunk_ledger(ref(upstream_model)) }}
     ) as manifests
     {%- else %}
-    from {{ ref(manifests_model) }} as manifests
+    {# while parsing, the model's own `-- depends_on:` line names its manifests #}
+    from {{ ref(manifests_model) if execute else 'manifests' }} as manifests
     {%- endif %}
     left join written
         on manifests.landed_date = written.partition_date
     where {{ refill_window_predicate('manifests.landed_date') }}
 {% endmacro %}
 
-{% macro spark__refill_record_partitions(manifests_model='stg_payments__manifests', upstream_model=none) %}
+{% macro spark__refill_record_partitions(manifests_model=none, upstream_model=none) %}
     {#-- Spark: the same ledger rows as default__refill_record_partitions (its query, one
          home), staged in a parquet table at the shadow ledger's folder: Spark has no
          `create or replace` for parquet tables, so the old one is dropped first. --#}

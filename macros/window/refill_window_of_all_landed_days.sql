@@ -12,7 +12,12 @@
             ~ "pass --vars '{start_date: YYYY-MM-DD, end_date: YYYY-MM-DD}', or --full-refresh to rebuild every landed day") }}
     {%- endif -%}
 
-    {%- set landed = refill_landed_days('payments') -%}
+    {#-- every day any dataset this invocation reads has landed (every declared one for a
+         command that reads none), so a window no one named covers each of them --#}
+    {%- set datasets = refill_landing_datasets_read() or refill_declared_datasets() -%}
+    {%- set days = [] -%}
+    {%- for dataset in datasets -%}{%- do days.extend(refill_landed_days(dataset)) -%}{%- endfor -%}
+    {%- set landed = days | unique | sort -%}
     {%- if landed | length == 0 and not writes -%}
         {%- set dummy_day = modules.datetime.date(1970, 1, 1) -%}
         {{ return({'start_date': dummy_day, 'end_date': dummy_day, 'days': 1, 'ready_days_only': true}) }}
