@@ -43,7 +43,7 @@ class Dataset:
     def describe_totals(self, rows: int, total: float) -> str:
         """A day's published facts in the declaration's words: "956 rows, amount_usd
         952,635.00", or "956 rows" for a dataset that declares no totals."""
-        described = f"{rows} rows"
+        described = f"{rows} row" if rows == 1 else f"{rows} rows"
         if self.totals_column is not None:
             described += f", {self.totals_column} {total:,.2f}"
         return described
