@@ -26,7 +26,8 @@
         node reads it without depending on it).
     --#}
     {%- set re = modules.re -%}
-    {%- set where = "refill declaration of " ~ dataset ~ " (vars.refill_datasets." ~ dataset ~ ", dbt_project.yml): " -%}
+    {%- set where = "refill declaration of " ~ dataset
+        ~ " (vars.refill_datasets." ~ dataset ~ ", dbt_project.yml): " -%}
     {%- set known_datasets = refill_declared_datasets() -%}
     {%- if dataset not in known_datasets -%}
         {{ exceptions.raise_compiler_error(
@@ -58,7 +59,8 @@
     {%- endif -%}
     {%- for field in declared.fields -%}
         {%- if field is not mapping -%}
-            {{ exceptions.raise_compiler_error(where ~ "each field is a mapping {name, type, ...}, not '" ~ field ~ "', nothing written") }}
+            {{ exceptions.raise_compiler_error(
+                where ~ "each field is a mapping {name, type, ...}, not '" ~ field ~ "', nothing written") }}
         {%- endif -%}
         {%- set name = field.get('name') | string -%}
         {%- if not re.match(identifier, name) or '__' in name or name in reserved or name in names -%}
@@ -83,18 +85,21 @@
         {%- set json_key = (field.get('json_key') or name) | string -%}
         {%- if not re.match('^[A-Za-z_][A-Za-z0-9_]*$', json_key) -%}
             {{ exceptions.raise_compiler_error(
-                where ~ "field " ~ name ~ ": json_key '" ~ json_key ~ "' must be an identifier (letters, digits, _), nothing written") }}
+                where ~ "field " ~ name ~ ": json_key '" ~ json_key
+                ~ "' must be an identifier (letters, digits, _), nothing written") }}
         {%- endif -%}
         {%- set nullable = field.get('nullable', false) -%}
         {%- if nullable not in (true, false) -%}
-            {{ exceptions.raise_compiler_error(where ~ "field " ~ name ~ ": nullable must be true or false, nothing written") }}
+            {{ exceptions.raise_compiler_error(
+                where ~ "field " ~ name ~ ": nullable must be true or false, nothing written") }}
         {%- endif -%}
         {%- set rule_field = {'name': name, 'type': kind, 'json_key': json_key, 'nullable': nullable} -%}
         {%- set values = field.get('accepted_values') -%}
         {%- if values is not none -%}
             {%- if kind != 'string' or values is string or values is mapping or not values -%}
                 {{ exceptions.raise_compiler_error(
-                    where ~ "field " ~ name ~ ": accepted_values is a non-empty list, on a string field, nothing written") }}
+                    where ~ "field " ~ name
+                    ~ ": accepted_values is a non-empty list, on a string field, nothing written") }}
             {%- endif -%}
             {%- for value in values if value is not string or not re.match("^[^'\\\\\\x00-\\x1f]*$", value) -%}
                 {{ exceptions.raise_compiler_error(
@@ -144,9 +149,11 @@
         {%- set zone = (day.get('time_zone') or 'UTC') | string if day is mapping else 'UTC' -%}
         {%- if day_field is none or day_field.type not in ('date', 'timestamp') -%}
             {{ exceptions.raise_compiler_error(
-                where ~ "day is {field: <a date or timestamp field>, time_zone: <zone, for a timestamp>}, nothing written") }}
+                where ~ "day is {field: <a date or timestamp field>, time_zone: <zone, for a timestamp>}, "
+                ~ "nothing written") }}
         {%- endif -%}
-        {%- if not re.match('^[A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*$', zone) or (day_field.type == 'date' and zone != 'UTC') -%}
+        {%- if not re.match('^[A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*$', zone)
+            or (day_field.type == 'date' and zone != 'UTC') -%}
             {{ exceptions.raise_compiler_error(
                 where ~ "day.time_zone '" ~ zone ~ "' must be a zone name (UTC, Europe/Berlin) and goes with a "
                 ~ "timestamp field, nothing written") }}
@@ -160,7 +167,8 @@
 
     {%- set entity = declared.get('entity') -%}
     {%- if entity is not none and not re.match('^[A-Za-z0-9 _-]+$', entity | string) -%}
-        {{ exceptions.raise_compiler_error(where ~ "entity is a word for one record (letters, digits, spaces), nothing written") }}
+        {{ exceptions.raise_compiler_error(
+            where ~ "entity is a word for one record (letters, digits, spaces), nothing written") }}
     {%- endif -%}
     {{ return({'fields': fields, 'key': key, 'day': day, 'entity': entity}) }}
 {% endmacro %}

@@ -27,7 +27,8 @@
         accepted value declared otherwise makes the days below it stale. -#}
     {%- set declared = var('refill_datasets', {}) or {} -%}
     {%- for dataset in refill_upstream_datasets(node_id, []) | unique | sort if dataset in declared -%}
-        {%- do checksums.append('declaration.' ~ dataset ~ '=' ~ local_md5(tojson(declared[dataset], sort_keys=true))) -%}
+        {%- set meaning = tojson(declared[dataset], sort_keys=true) -%}
+        {%- do checksums.append('declaration.' ~ dataset ~ '=' ~ local_md5(meaning)) -%}
     {%- endfor -%}
     {%- set fingerprint = (checksums | sort | join('|')) ~ '|epoch=' ~ var('code_epoch', 1) -%}
     {{ return(local_md5(fingerprint)[:12]) }}

@@ -48,7 +48,9 @@
     #}
     {%- set fields = rule.fields -%}
     {%- set paths = [] -%}
-    {%- for field in fields -%}{%- set _ = paths.append("'$." ~ field.get('json_key', field.name) ~ "'") -%}{%- endfor %}
+    {%- for field in fields -%}
+        {%- set _ = paths.append("'$." ~ field.get('json_key', field.name) ~ "'") -%}
+    {%- endfor %}
     with parsed as (
         select
             landed_date,
@@ -184,7 +186,8 @@
                 when coalesce({{ kind }}, {{ absent }}) = {{ absent }} then '{{ name }} missing'
                 {%- endif %}
                 {%- if field.type == 'string' %}
-                when {{ when_present }}({{ kind }} <> {{ "'STRING'" if spark else "'VARCHAR'" }}{{ " or " ~ name ~ " = ''" if name in key }})
+                {%- set text_kind = "'STRING'" if spark else "'VARCHAR'" %}
+                when {{ when_present }}({{ kind }} <> {{ text_kind }}{{ " or " ~ name ~ " = ''" if name in key }})
                     then '{{ name }} is not a {{ "non-empty " if name in key }}string'
                 {%- elif field.type == 'timestamp' %}
                 when {{ when_present }}(
@@ -220,9 +223,13 @@
                 {%- else %}
                 {#- float and decimal(p, s): any JSON number the type holds -#}
                 {%- if spark %}
-                when {{ when_present }}(not {{ kind }} rlike r'^(BIGINT|INT|SMALLINT|TINYINT|DOUBLE|FLOAT|DECIMAL)' or {{ name }} is null)
+                when {{ when_present }}(
+                    not {{ kind }} rlike r'^(BIGINT|INT|SMALLINT|TINYINT|DOUBLE|FLOAT|DECIMAL)' or {{ name }} is null
+                )
                 {%- else %}
-                when {{ when_present }}({{ kind }} not in ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT') or {{ name }} is null)
+                when {{ when_present }}(
+                    {{ kind }} not in ('UBIGINT', 'BIGINT', 'DOUBLE', 'HUGEINT') or {{ name }} is null
+                )
                 {%- endif %}
                     then '{{ name }} is not a number'
                 {%- endif %}
@@ -230,7 +237,9 @@
                 {%- if field.type == 'date' %}
                 when {{ when_present }}{{ name }} <> landed_date
                 {%- elif spark %}
-                when {{ when_present }}date_from_unix_date(cast(floor(unix_seconds({{ name }}) / 86400) as int)) <> landed_date
+                when
+                    {{ when_present }}date_from_unix_date(cast(floor(unix_seconds({{ name }}) / 86400) as int))
+                    <> landed_date
                 {%- elif zone == 'UTC' %}
                 when {{ when_present }}{{ name }}::date <> landed_date
                 {%- else %}
@@ -239,11 +248,15 @@
                     then '{{ name }} ' || {{ text }} || ' is not on the partition day'
                 {%- endif %}
                 {%- if field.accepted_values is defined and field.accepted_values is not none %}
-                when {{ when_present }}{{ name }} not in ({% for value in field.accepted_values %}'{{ value }}'{{ ', ' if not loop.last }}{% endfor %})
+                when {{ when_present }}{{ name }} not in (
+                    {%- for value in field.accepted_values %}'{{ value }}'{{ ', ' if not loop.last }}{% endfor -%}
+                )
                     then 'unknown {{ name }} ' || {{ text }}
                 {%- endif %}
                 {%- if field.accepted_in is defined and field.accepted_in is not none %}
-                when {{ when_present }}{{ name }} not in (select known.{{ field.accepted_in.column }} from {{ field.accepted_in.relation }} as known)
+                when {{ when_present }}{{ name }} not in (
+                    select known.{{ field.accepted_in.column }} from {{ field.accepted_in.relation }} as known
+                )
                     then 'unknown {{ name }} ' || {{ text }}
                 {%- endif %}
                 {%- endfor %}
@@ -329,7 +342,13 @@
         case
             when malformed_reason is not null then malformed_reason
             when is_conflicting then 'conflicting versions of {{ rule.get("entity") or key | join(", ") }} '
-                || {% if key | length == 1 %}{{ key[0] }}{% else %}concat_ws(', ', {% for name in key %}cast({{ name }} as {{ 'string' if spark else 'varchar' }}){{ ', ' if not loop.last }}{% endfor %}){% endif %}
+                {%- if key | length == 1 %}
+                || {{ key[0] }}
+                {%- else %}
+                || concat_ws(', ', {% for name in key -%}
+                    cast({{ name }} as {{ 'string' if spark else 'varchar' }}){{ ', ' if not loop.last }}
+                {%- endfor %})
+                {%- endif %}
         end as quarantine_reason,
 
         -- the line as landed, for the lines someone will read
@@ -384,7 +403,8 @@
         select
             texts.*,
             {%- for field in rule.fields %}
-            {{ refill_landed_value(field, field.name ~ '__text', rule, spark=true) }} as {{ field.name }}{{ ',' if not loop.last }}
+            {{ refill_landed_value(field, field.name ~ '__text', rule, spark=true) }}
+            as {{ field.name }}{{ ',' if not loop.last }}
             {%- endfor %}
         from texts
     ),

@@ -217,8 +217,8 @@ def test_the_declared_lines_are_code_their_layout_is_not(project_copy):
         project_copy,
         "dbt_project.yml",
         lambda text: text.replace(
-            "- {name: amount, type: \"decimal(18, 2)\"}",
-            "- type: \"decimal(18, 2)\"\n          name: amount",
+            '- {name: amount, type: "decimal(18, 2)"}',
+            '- type: "decimal(18, 2)"\n          name: amount',
         ),
     )
 
