@@ -92,15 +92,36 @@
 
     typed as (
         select
-            texts.*,
-            {%- for field in fields %}
-            {{ refill_landed_value(field, field.name ~ '__text', rule) }} as {{ field.name }}{{ ',' if not loop.last }}
-            {%- endfor %}
+            {{ refill_typed_line_columns(rule) }}
         from texts
     ),
 
     {{ refill_classify_typed_lines('typed', rule) }}
 {% endmacro %}
+
+{% macro refill_typed_line_columns(rule, spark=false) -%}
+    {#- The typed CTE's columns: the line's, each field's JSON kind and typed value, and its
+        text only where the checks read it after typing (a date's or timestamp's form and a
+        reason quoting it; a string's text is its value). The checks' CTE is read three
+        times, so the engine may keep it whole: a text column too many is a copy of every
+        line's field carried through a chunk. -#}
+            landed_date,
+            file_name,
+            line_number,
+            line_text,
+            is_valid_utf8,
+            is_json,
+            is_object,
+    {%- for field in rule.fields %}
+            {{ field.name }}__kind,
+            {%- set accepted_in = field.accepted_in is defined and field.accepted_in is not none %}
+            {%- if field.type in ('date', 'timestamp') or (field.type != 'string' and accepted_in) %}
+            {{ field.name }}__text,
+            {%- endif %}
+            {{ refill_landed_value(field, field.name ~ '__text', rule, spark=spark) }} as {{ field.name }}
+            {{- ',' if not loop.last }}
+    {%- endfor %}
+{%- endmacro %}
 
 {% macro refill_landed_value(field, text, rule, spark=false) -%}
     {#- A declared field's typed value from its text (null when it does not convert: the
@@ -178,7 +199,8 @@
                 {%- for field in rule.fields %}
                 {%- set name = field.name %}
                 {%- set kind = name ~ '__kind' %}
-                {%- set text = name ~ '__text' %}
+                {#- a string's text is its value; other fields keep theirs where it is read -#}
+                {%- set text = name ~ '__text' if field.type != 'string' else name %}
                 {%- set nullable = field.get('nullable', false) and name not in key %}
                 {%- set present = 'coalesce(' ~ kind ~ ', ' ~ absent ~ ') <> ' ~ absent %}
                 {%- set when_present = present ~ ' and ' if nullable else '' %}
@@ -401,11 +423,7 @@
 
     typed as (
         select
-            texts.*,
-            {%- for field in rule.fields %}
-            {{ refill_landed_value(field, field.name ~ '__text', rule, spark=true) }}
-            as {{ field.name }}{{ ',' if not loop.last }}
-            {%- endfor %}
+            {{ refill_typed_line_columns(rule, spark=true) }}
         from texts
     ),
 
