@@ -182,6 +182,7 @@
         xxhash64 is DuckDB's 64-bit hash, a struct its row value.
     #}
     {%- set absent = "'VOID'" if spark else "'NULL'" -%}
+    {%- set text_kind = "'STRING'" if spark else "'VARCHAR'" -%}
     {%- set hash = 'xxhash64' if spark else 'hash' -%}
     {%- set row = 'struct' if spark else '' -%}
     {%- set day = rule.day or {} -%}
@@ -208,31 +209,21 @@
                 when coalesce({{ kind }}, {{ absent }}) = {{ absent }} then '{{ name }} missing'
                 {%- endif %}
                 {%- if field.type == 'string' %}
-                {%- set text_kind = "'STRING'" if spark else "'VARCHAR'" %}
                 when {{ when_present }}({{ kind }} <> {{ text_kind }}{{ " or " ~ name ~ " = ''" if name in key }})
                     then '{{ name }} is not a {{ "non-empty " if name in key }}string'
-                {%- elif field.type == 'timestamp' %}
+                {%- elif field.type in ('timestamp', 'date') %}
+                {#- an ISO-8601 text: a date alone, or a timestamp to the minute at least -#}
+                {%- set form = '^\\d{4}-\\d{2}-\\d{2}' ~ ('T\\d{2}:\\d{2}' if field.type == 'timestamp' else '$') %}
                 when {{ when_present }}(
-                    {{ kind }} <> {{ "'STRING'" if spark else "'VARCHAR'" }}
+                    {{ kind }} <> {{ text_kind }}
                     {%- if spark %}
-                    or not {{ text }} rlike r'^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}'
+                    or not {{ text }} rlike r'{{ form }}'
                     {%- else %}
-                    or not regexp_matches({{ text }}, '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}')
+                    or not regexp_matches({{ text }}, '{{ form }}')
                     {%- endif %}
                     or {{ name }} is null
                 )
-                    then '{{ name }} is not an ISO-8601 timestamp'
-                {%- elif field.type == 'date' %}
-                when {{ when_present }}(
-                    {{ kind }} <> {{ "'STRING'" if spark else "'VARCHAR'" }}
-                    {%- if spark %}
-                    or not {{ text }} rlike r'^\d{4}-\d{2}-\d{2}$'
-                    {%- else %}
-                    or not regexp_matches({{ text }}, '^\d{4}-\d{2}-\d{2}$')
-                    {%- endif %}
-                    or {{ name }} is null
-                )
-                    then '{{ name }} is not an ISO-8601 date'
+                    then '{{ name }} is not an ISO-8601 {{ field.type }}'
                 {%- elif field.type == 'boolean' %}
                 when {{ when_present }}{{ kind }} <> 'BOOLEAN' then '{{ name }} is not a boolean'
                 {%- elif field.type == 'integer' %}
