@@ -328,3 +328,53 @@ def test_a_declaration_refused_says_which_entry_and_writes_nothing(tmp_path):
             warehouse,
             "select count(*) from information_schema.tables where table_name = 'fct_readings'",
         ) == [(0,)]
+
+
+def test_a_declared_dataset_compiles_lists_and_is_refused_a_day_not_landed(readings):
+    project, env, raw = readings
+    warehouse = Path(env["REFILL_WAREHOUSE"])
+    late = DAYS[-1] + timedelta(days=1)  # a third day, not landed yet
+    window = json.dumps(window_vars(DAYS[0], late))
+
+    # WHEN a dbt user compiles and lists the dataset's models (no window, no build yet)
+    compiled = dbt(project, "compile", "--select", "stg_readings__lines", env=env)
+    listed = dbt(project, "ls", "--select", "+fct_readings", "--resource-type", "model", env=env)
+
+    # THEN both work, and the dataset's lineage holds its own models only
+    assert compiled.returncode == 0, compiled.stdout[-3000:]
+    assert listed.returncode == 0, listed.stdout[-3000:]
+    models = {
+        line.rsplit(".", 1)[-1] for line in listed.stdout.split() if line.startswith("refill.")
+    }
+    assert models == {
+        "stg_readings__manifests",
+        "stg_readings__raw_lines",
+        "stg_readings__lines",
+        "fct_readings",
+    }
+
+    # WHEN a window whose last day has not landed is built
+    refused = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+
+    # THEN it is refused naming the day, and nothing of the dataset is published
+    assert refused.returncode != 0
+    assert str(late) in refused.stdout
+    if warehouse.exists():
+        assert query(
+            warehouse,
+            "select count(*) from information_schema.tables where table_name = 'fct_readings'",
+        ) == [(0,)]
+
+    # WHEN the day lands and the user runs the same build again
+    late_lines = [day_lines(late, random.Random(7))]
+    write_landed_day(Path(env["REFILL_LANDING"]), late, late_lines, dataset=DATASET)
+    rebuilt = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+
+    # THEN the window is built: every landed day has its ledger row
+    assert rebuilt.returncode == 0, rebuilt.stdout[-3000:]
+    ledger = query(
+        warehouse,
+        "select partition_date from ops.partition_ledger "
+        "where model_name = 'fct_readings' order by 1",
+    )
+    assert ledger == [(day,) for day in [*DAYS, late]]
