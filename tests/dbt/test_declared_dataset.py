@@ -202,6 +202,19 @@ def dbt(project: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+def published_nothing(warehouse: Path) -> bool:
+    """No fct_readings relation was created (or no warehouse file at all)."""
+    return not warehouse.exists() or query(
+        warehouse,
+        "select count(*) from information_schema.tables where table_name = 'fct_readings'",
+    ) == [(0,)]
+
+
+def build(project: Path, window: str, env: dict) -> subprocess.CompletedProcess:
+    """`dbt build` of the dataset's models for a window, as a dbt user types it."""
+    return dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+
+
 @pytest.fixture
 def readings(tmp_path: Path) -> tuple[Path, dict, list[tuple]]:
     project = readings_project(tmp_path, DECLARATION)
@@ -227,7 +240,7 @@ def test_a_declared_dataset_builds_shows_and_tests_with_plain_dbt(readings):
 
     # WHEN a dbt user builds the dataset's models for the window (no payments landed: a
     # selection reads only its own datasets)
-    built = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+    built = build(project, window, env)
 
     # THEN it builds, and every landed line is classified as the oracle says
     assert built.returncode == 0, built.stdout[-3000:]
@@ -315,7 +328,7 @@ def test_a_declaration_refused_says_which_entry_and_writes_nothing(tmp_path):
 
     # WHEN the dataset is built
     window = json.dumps(window_vars(DAYS[0], DAYS[-1]))
-    built = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+    built = build(project, window, env)
 
     # THEN it fails naming the dataset, the field and what a type may be; nothing published
     assert built.returncode != 0
@@ -323,11 +336,7 @@ def test_a_declaration_refused_says_which_entry_and_writes_nothing(tmp_path):
         "refill declaration of readings (vars.refill_datasets.readings, dbt_project.yml): "
         "field kind: type 'money' is not one of"
     ) in built.stdout
-    if warehouse.exists():
-        assert query(
-            warehouse,
-            "select count(*) from information_schema.tables where table_name = 'fct_readings'",
-        ) == [(0,)]
+    assert published_nothing(warehouse)
 
 
 def test_a_declared_dataset_compiles_lists_and_is_refused_a_day_not_landed(readings):
@@ -354,21 +363,17 @@ def test_a_declared_dataset_compiles_lists_and_is_refused_a_day_not_landed(readi
     }
 
     # WHEN a window whose last day has not landed is built
-    refused = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+    refused = build(project, window, env)
 
     # THEN it is refused naming the day, and nothing of the dataset is published
     assert refused.returncode != 0
     assert str(late) in refused.stdout
-    if warehouse.exists():
-        assert query(
-            warehouse,
-            "select count(*) from information_schema.tables where table_name = 'fct_readings'",
-        ) == [(0,)]
+    assert published_nothing(warehouse)
 
     # WHEN the day lands and the user runs the same build again
     late_lines = [day_lines(late, random.Random(7))]
     write_landed_day(Path(env["REFILL_LANDING"]), late, late_lines, dataset=DATASET)
-    rebuilt = dbt(project, "build", "--select", "+fct_readings", "--vars", window, env=env)
+    rebuilt = build(project, window, env)
 
     # THEN the window is built: every landed day has its ledger row
     assert rebuilt.returncode == 0, rebuilt.stdout[-3000:]
